@@ -1,0 +1,23 @@
+# The two commands of the README: `make serve` and `make test`. Both install what they need.
+.PHONY: deps build release serve test bench clean
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	swift build
+
+release: deps
+	swift build -c release
+
+serve: release
+	.build/release/roost serve $(ARGS)
+
+test: deps
+	swift test
+
+bench: release
+	./bench/run.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Roost",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "RoostCore", targets: ["RoostCore"]),
+        .library(name: "RoostServer", targets: ["RoostServer"]),
+        .executable(name: "roost", targets: ["roost"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
+        .target(name: "RoostCore", path: "Sources/RoostCore"),
+        .target(
+            name: "RoostServer",
+            dependencies: [
+                "RoostCore", "CMicroHTTPD", "COpenSSL",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Server/RoostServer"
+        ),
+        .executableTarget(
+            name: "roost",
+            dependencies: [
+                "RoostServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Server/roost"
+        ),
+        .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),
+        .testTarget(
+            name: "RoostServerTests",
+            dependencies: ["RoostServer", "RoostCore", "roost"],
+            path: "Tests/RoostServerTests"
+        ),
+    ]
+)

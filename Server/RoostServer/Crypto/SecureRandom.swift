@@ -1,0 +1,70 @@
+import COpenSSL
+
+/// Errors from OpenSSL, with the library's own report.
+public enum CryptoError: Error, CustomStringConvertible {
+    case openSSL(function: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .openSSL(let function, let reason): "\(function) failed: \(reason)"
+        }
+    }
+
+    /// Reads and clears OpenSSL's error queue for the failed `function`.
+    static func current(_ function: String) -> CryptoError {
+        let code = ERR_get_error()
+        var buffer = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(code, &buffer, buffer.count)
+        ERR_clear_error()
+        let end = buffer.firstIndex(of: 0) ?? buffer.count
+        return .openSSL(function: function, reason: String(decoding: buffer[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+}
+
+/// Unpredictable bytes and identifiers from OpenSSL's CSPRNG (`RAND_bytes`).
+public enum SecureRandom {
+    static let alphanumerics = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+
+    /// `count` random bytes.
+    /// - Throws: `CryptoError` when the generator is not seeded.
+    public static func bytes(_ count: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        guard RAND_bytes(&buffer, Int32(count)) == 1 else { throw CryptoError.current("RAND_bytes") }
+        return buffer
+    }
+
+    /// A string of `length` characters from `A–Z a–z 0–9`, without modulo bias
+    /// (bytes ≥ 248 are drawn again), as Parse object ids are.
+    public static func alphanumeric(_ length: Int) throws -> String {
+        var result: [UInt8] = []
+        result.reserveCapacity(length)
+        while result.count < length {
+            for byte in try bytes(length * 2) where byte < 248 && result.count < length {
+                result.append(alphanumerics[Int(byte % 62)])
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// A Parse object id: 10 alphanumeric characters.
+    public static func objectId() throws -> String { try alphanumeric(10) }
+
+    /// Lowercase hex of `count` random bytes.
+    public static func hex(_ count: Int) throws -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = []
+        for byte in try bytes(count) {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Compares two secrets in time that does not depend on where they differ (`CRYPTO_memcmp`).
+    public static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+        let a = Array(lhs.utf8), b = Array(rhs.utf8)
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return CRYPTO_memcmp(a, b, a.count) == 0
+    }
+}

@@ -1,0 +1,137 @@
+import CMicroHTTPD
+
+/// Errors starting the HTTP listener.
+public enum HTTPServerError: Error, CustomStringConvertible {
+    case cannotStart(host: String, port: UInt16)
+
+    public var description: String {
+        switch self {
+        case .cannotStart(let host, let port):
+            "cannot listen on \(host):\(port) (address invalid or in use)"
+        }
+    }
+}
+
+/// The only file that sees libmicrohttpd: owns the daemon, turns MHD's callbacks into one
+/// `HTTPRequest` per request and writes back the `HTTPResponse` the handler returns.
+///
+/// MHD runs a pool of internal threads (epoll); the handler is called synchronously on them,
+/// so it must be thread-safe. See https://www.gnu.org/software/libmicrohttpd/manual/
+public final class HTTPServer: @unchecked Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    let handler: Handler
+    let maxBodyBytes: Int
+    /// Headers added to every response (CORS).
+    let commonHeaders: [(String, String)]
+    private var daemon: OpaquePointer?
+
+    /// The bound port (the real one when 0 was asked for).
+    public private(set) var port: UInt16 = 0
+
+    /// Starts listening at once.
+    /// - Throws: `HTTPServerError.cannotStart` when the address does not parse or cannot be bound.
+    public init(host: String, port: UInt16, threads: Int, maxBodyBytes: Int, commonHeaders: [(String, String)],
+                handler: @escaping Handler) throws {
+        self.handler = handler
+        self.maxBodyBytes = maxBodyBytes
+        self.commonHeaders = commonHeaders
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        daemon = roost_mhd_start(host, port, UInt32(threads), 30, accessHandler, me, uriLogger, nil, requestCompleted, nil)
+        guard let daemon else { throw HTTPServerError.cannotStart(host: host, port: port) }
+        self.port = roost_mhd_bound_port(daemon)
+    }
+
+    /// Stops accepting connections, lets requests in progress finish, then closes every connection.
+    public func stop() {
+        guard let daemon else { return }
+        _ = MHD_quiesce_daemon(daemon)
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+    }
+
+    deinit { stop() }
+
+    fileprivate func send(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        let mhdResponse = response.body.withUnsafeBytes { raw in
+            roost_mhd_copied_response(raw.count, raw.baseAddress)
+        }
+        guard let mhdResponse else { return MHD_Result.NO }
+        for (name, value) in commonHeaders { _ = MHD_add_response_header(mhdResponse, name, value) }
+        for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
+        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        return result
+    }
+}
+
+/// Everything MHD's several calls for one request accumulate; lives behind `*con_cls`.
+private final class RequestState {
+    let target: String
+    var request: HTTPRequest?
+    var body: [UInt8] = []
+    var bodyTooLarge = false
+
+    init(target: String) { self.target = target }
+}
+
+/// MHD calls this first with the raw URI; the returned pointer becomes the request's `*con_cls`.
+private let uriLogger: roost_uri_log_callback = { _, uri, _ in
+    let state = RequestState(target: uri.map { String(cString: $0) } ?? "/")
+    return Unmanaged.passRetained(state).toOpaque()
+}
+
+/// Releases the per-request state once MHD is done with the request.
+private let requestCompleted: MHD_RequestCompletedCallback = { _, _, context, _ in
+    guard let context, let pointer = context.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(pointer).release()
+    context.pointee = nil
+}
+
+private let collectHeader: MHD_KeyValueIterator = { context, _, key, value in
+    guard let context, let key else { return MHD_Result.YES }
+    let state = Unmanaged<RequestState>.fromOpaque(context).takeUnretainedValue()
+    let name = String(cString: key).lowercased()
+    state.request?.headers[name] = value.map { String(cString: $0) } ?? ""
+    return MHD_Result.YES
+}
+
+/// MHD calls this once for the headers, once per body chunk, and once more with no data: then we answer.
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, uploadData, uploadDataSize, context in
+    guard let cls, let connection, let context, let pointer = context.pointee, let uploadDataSize else { return MHD_Result.NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let state = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
+
+    if state.request == nil {
+        let (path, query) = HTTPRequest.splitTarget(state.target)
+        state.request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query)
+        _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, pointer)
+        if let length = state.request?.headers["content-length"].flatMap(Int.init), length > server.maxBodyBytes {
+            state.request?.bodyTooLarge = true
+            return server.send(server.handler(state.request!), on: connection)
+        }
+        return MHD_Result.YES
+    }
+
+    let chunkSize = uploadDataSize.pointee
+    if chunkSize > 0 {
+        if !state.bodyTooLarge, let uploadData {
+            if state.body.count + chunkSize > server.maxBodyBytes {
+                state.bodyTooLarge = true
+                state.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: chunkSize) {
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: chunkSize))
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return MHD_Result.YES
+    }
+
+    var request = state.request!
+    request.body = state.body
+    request.bodyTooLarge = state.bodyTooLarge
+    state.body = []
+    return server.send(server.handler(request), on: connection)
+}

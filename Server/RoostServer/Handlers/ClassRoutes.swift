@@ -1,0 +1,78 @@
+import RoostCore
+
+/// `/classes/<C>` and `/classes/<C>/<id>`: create, query, get, update, delete.
+enum ClassRoutes {
+    static func register(in router: inout Router) {
+        router.add("POST", "classes/:className") { request, context, parameters in
+            try ObjectWriter.create(parameters["className"], body: try request.bodyObject(), context: context)
+        }
+        router.add("GET", "classes/:className") { request, context, parameters in
+            try find(parameters["className"], request: request, context: context)
+        }
+        router.add("GET", "classes/:className/:objectId") { request, context, parameters in
+            try get(parameters["className"], parameters["objectId"], request: request, context: context)
+        }
+        router.add("PUT", "classes/:className/:objectId") { request, context, parameters in
+            try ObjectWriter.update(parameters["className"], objectId: parameters["objectId"], body: try request.bodyObject(),
+                                    context: context)
+        }
+        router.add("DELETE", "classes/:className/:objectId") { _, context, parameters in
+            try delete(parameters["className"], parameters["objectId"], context: context)
+        }
+    }
+
+    static func checkReadableClassName(_ className: String) throws {
+        guard Names.isValidClassName(className) else {
+            throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
+        }
+        if className.hasPrefix("_") {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to read the \(className) collection through this endpoint.")
+        }
+    }
+
+    static func find(_ className: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
+        try checkReadableClassName(className)
+        let options = try QueryOptions.parse(try request.parameters())
+        return try context.read { db in
+            guard let schema = try SchemaStore.load(className, in: db) else {
+                guard context.isMaster || context.config.allowClientClassCreation else {
+                    throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
+                }
+                var body: [String: JSON] = ["results": []]
+                if options.wantsCount { body["count"] = 0 }
+                return APIResponse(body: .object(body))
+            }
+            var body: [String: JSON] = [:]
+            if options.find.limit > 0 {
+                let objects = try ObjectStore.find(options.find, in: schema, in: db)
+                body["results"] = .array(objects.map { $0.wireJSON(keys: options.keys, excluding: options.excludeKeys) })
+            } else {
+                body["results"] = []
+            }
+            if options.wantsCount {
+                body["count"] = .number(Double(try ObjectStore.count(options.find.constraint, in: schema, in: db)))
+            }
+            return APIResponse(body: .object(body))
+        }
+    }
+
+    static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
+        try checkReadableClassName(className)
+        let options = try QueryOptions.parse(try request.parameters(), isGet: true)
+        let object = try context.read { db in
+            try SchemaStore.load(className, in: db).flatMap { try ObjectStore.fetch(objectId, from: $0, in: db) }
+        }
+        guard let object else { throw ObjectWriter.objectNotFound }
+        return APIResponse(body: object.wireJSON(keys: options.keys, excluding: options.excludeKeys))
+    }
+
+    static func delete(_ className: String, _ objectId: String, context: RequestContext) throws -> APIResponse {
+        try ObjectWriter.checkClientClassName(className)
+        try context.write { db in
+            guard let schema = try SchemaStore.load(className, in: db), try ObjectStore.delete(objectId, from: schema, in: db) else {
+                throw ObjectWriter.objectNotFound
+            }
+        }
+        return APIResponse(body: [:])
+    }
+}

@@ -1,0 +1,139 @@
+import GRDB
+import RoostCore
+
+/// `/schemas` (master key only): list, read, create, change and drop class schemas.
+enum SchemaRoutes {
+    static func register(in router: inout Router) {
+        router.add("GET", "schemas") { _, context, _ in
+            try context.requireMaster()
+            let schemas = try context.read { db in try SchemaStore.all(in: db) }
+            return APIResponse(body: ["results": .array(schemas.map(\.json))])
+        }
+        router.add("GET", "schemas/:className") { _, context, parameters in
+            try context.requireMaster()
+            let className = parameters["className"]
+            guard let schema = try context.read({ db in try SchemaStore.load(className, in: db) }) else {
+                throw classMissing(className)
+            }
+            return APIResponse(body: schema.json)
+        }
+        router.add("POST", "schemas") { request, context, _ in
+            try context.requireMaster()
+            let body = try request.bodyObject()
+            guard let className = body["className"]?.stringValue else {
+                throw ParseError(.invalidClassName, "POST /schemas needs a className")
+            }
+            return try create(className, body: body, context: context)
+        }
+        router.add("POST", "schemas/:className") { request, context, parameters in
+            try context.requireMaster()
+            let body = try request.bodyObject()
+            let className = parameters["className"]
+            if let named = body["className"]?.stringValue, named != className {
+                throw ParseError(.invalidClassName, "Class name mismatch between \(named) and \(className).")
+            }
+            return try create(className, body: body, context: context)
+        }
+        router.add("PUT", "schemas/:className") { request, context, parameters in
+            try context.requireMaster()
+            return try update(parameters["className"], body: try request.bodyObject(), context: context)
+        }
+        router.add("DELETE", "schemas/:className") { _, context, parameters in
+            try context.requireMaster()
+            try drop(parameters["className"], context: context)
+            return APIResponse(body: [:])
+        }
+    }
+
+    static func classMissing(_ className: String) -> ParseError {
+        ParseError(.invalidClassName, "Class \(className) does not exist.")
+    }
+
+    static func create(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        guard Names.isValidIdentifier(className) else {
+            throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
+        }
+        var fields: [String: FieldType] = [:]
+        for (name, value) in body["fields"]?.objectValue ?? [:] {
+            fields[name] = try fieldType(name, value)
+        }
+        let permissions = try body["classLevelPermissions"].map(validatePermissions)
+        let schema = try context.write { db -> ClassSchema in
+            if try SchemaStore.load(className, in: db) != nil {
+                throw ParseError(.invalidClassName, "Class \(className) already exists.")
+            }
+            return try SchemaStore.create(className, fields: fields, classLevelPermissions: permissions, in: db)
+        }
+        return APIResponse(body: schema.json)
+    }
+
+    static func update(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        let schema = try context.write { db -> ClassSchema in
+            guard var schema = try SchemaStore.load(className, in: db) else { throw classMissing(className) }
+            for (name, value) in body["fields"]?.objectValue ?? [:] {
+                if value["__op"]?.stringValue == "Delete" {
+                    // Only names already in the schema (validated when added) reach the SQL below.
+                    guard schema.fields.removeValue(forKey: name) != nil else {
+                        throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
+                    }
+                    try db.execute(sql: "UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')")
+                } else {
+                    let type = try fieldType(name, value)
+                    guard schema.fields[name] == nil else {
+                        throw ParseError(.invalidSchemaOperation, "Field \(name) exists, cannot update.")
+                    }
+                    schema.fields[name] = type
+                }
+            }
+            if let permissions = body["classLevelPermissions"] {
+                schema.classLevelPermissions = try validatePermissions(permissions)
+            }
+            try SchemaStore.save(schema, in: db)
+            return schema
+        }
+        return APIResponse(body: schema.json)
+    }
+
+    static func drop(_ className: String, context: RequestContext) throws {
+        guard Names.isValidClassName(className) else {
+            throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
+        }
+        try context.write { db in
+            guard let schema = try SchemaStore.load(className, in: db) else { return }
+            let count = try ObjectStore.count(.all, in: schema, in: db)
+            guard count == 0 else {
+                throw ParseError(.invalidSchemaOperation, "Class \(className) is not empty, contains \(count) objects, cannot drop schema.")
+            }
+            try SchemaStore.drop(schema, in: db)
+        }
+    }
+
+    /// A field declaration `{"type": "Pointer", "targetClass": "_User"}`.
+    private static func fieldType(_ name: String, _ value: JSON) throws -> FieldType {
+        guard Names.isValidFieldName(name), !Names.reservedFields.contains(name) else {
+            throw ParseError(.invalidKeyName, "Invalid field name: \(name).")
+        }
+        guard let typeName = value["type"]?.stringValue else { throw ParseError(.invalidJSON, "invalid JSON") }
+        if (typeName == "Pointer" || typeName == "Relation"), value["targetClass"]?.stringValue == nil {
+            throw ParseError(.missingRequiredField, "type \(typeName) needs a class name")
+        }
+        guard let type = FieldType(schemaJSON: value), type != .acl else {
+            throw ParseError(.incorrectType, "invalid field type: \(typeName)")
+        }
+        if case .pointer(let target) = type, !Names.isValidClassName(target) {
+            throw ParseError(.invalidClassName, "Invalid classname: \(target)")
+        }
+        return type
+    }
+
+    /// Class-level permissions: an object whose operation entries are objects of `true` flags.
+    private static func validatePermissions(_ value: JSON) throws -> JSON {
+        let operations: Set<String> = ["find", "count", "get", "create", "update", "delete", "addField",
+                                       "readUserFields", "writeUserFields", "protectedFields", "ACL"]
+        guard case .object(let entries) = value else { throw ParseError(.invalidJSON, "classLevelPermissions must be an object") }
+        for (operation, _) in entries where !operations.contains(operation) {
+            throw ParseError(.invalidJSON, "\(operation) is not a valid operation for class level permissions")
+        }
+        return value
+    }
+}

@@ -1,0 +1,40 @@
+import RoostCore
+
+/// Errors that are not Parse errors but still answer the client with a fixed shape.
+enum APIError: Error {
+    /// 403 `{"error":"unauthorized"}`: missing or wrong application id or client key.
+    case unauthorized
+    /// 403 `{"error":"unauthorized: master key is required"}`.
+    case masterKeyRequired
+    /// 413: the body went over `--max-body`.
+    case payloadTooLarge(limit: Int)
+    /// 404: no such route.
+    case routeNotFound(method: String, path: String)
+}
+
+/// The one place that turns any thrown error into a response body and HTTP status.
+/// Parse errors: 101 → 404, 1 → 500, other codes → 400. Anything unexpected is a 500 with code 1,
+/// and its cause goes to the log only (the caller logs it), never to the client.
+func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault: Bool) {
+    switch error {
+    case let parseError as ParseError:
+        let status: Int
+        switch parseError.code {
+        case .objectNotFound: status = 404
+        case .internalServerError: status = 500
+        default: status = 400
+        }
+        return (status, parseError.json, status == 500)
+    case let apiError as APIError:
+        switch apiError {
+        case .unauthorized: return (403, ["error": "unauthorized"], false)
+        case .masterKeyRequired: return (403, ["error": "unauthorized: master key is required"], false)
+        case .payloadTooLarge(let limit):
+            return (413, ParseError(.invalidJSON, "Request body is larger than the limit of \(limit) bytes.").json, false)
+        case .routeNotFound(let method, let path):
+            return (404, ["error": .string("Cannot \(method) \(path)")], false)
+        }
+    default:
+        return (500, ["code": 1, "error": "Internal server error."], true)
+    }
+}

@@ -1,0 +1,133 @@
+import GRDB
+import RoostCore
+
+/// The save path for ordinary classes, as named steps that take inputs and return outputs:
+/// decode the body → check the class → check and extend the schema → apply operations → store.
+enum ObjectWriter {
+    /// A decoded save body.
+    struct Changes {
+        var operations: [String: FieldOperation] = [:]
+        var types: [String: FieldType] = [:]
+        /// `.some(nil)` clears the ACL.
+        var acl: JSON??
+    }
+
+    /// `POST /classes/<C>`: 201 `{objectId, createdAt}` with a `Location` header.
+    static func create(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        try checkClientClassName(className)
+        let changes = try decode(body, isCreate: true)
+        let now = ParseDate.now()
+        let object = try context.write { db -> StoredObject in
+            let schema = try schemaForWrite(className, changes, context: context, in: db)
+            var object = StoredObject(objectId: try SecureRandom.objectId(), createdAt: now, updatedAt: now,
+                                      acl: changes.acl ?? nil, fields: [:])
+            object.fields = try apply(changes.operations, to: [:])
+            try ObjectStore.insert(object, into: schema, in: db)
+            return object
+        }
+        return APIResponse(
+            status: 201,
+            body: ["objectId": .string(object.objectId), "createdAt": .string(object.createdAt.iso)],
+            headers: [("Location", "\(context.publicURL)/classes/\(className)/\(object.objectId)")])
+    }
+
+    /// `PUT /classes/<C>/<id>`: 200 `{updatedAt}` plus the results of `Increment`/`Add`/`AddUnique`/`Remove`.
+    static func update(_ className: String, objectId: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        try checkClientClassName(className)
+        let changes = try decode(body, isCreate: false)
+        let object = try context.write { db -> StoredObject in
+            guard let current = try SchemaStore.load(className, in: db),
+                var object = try ObjectStore.fetch(objectId, from: current, in: db)
+            else { throw objectNotFound }
+            let schema = try schemaForWrite(className, changes, context: context, in: db)
+            object.fields = try apply(changes.operations, to: object.fields)
+            if let acl = changes.acl { object.acl = acl }
+            object.updatedAt = max(ParseDate.now(), object.updatedAt)
+            try ObjectStore.update(object, in: schema, in: db)
+            return object
+        }
+        var response: [String: JSON] = ["updatedAt": .string(object.updatedAt.iso)]
+        for (key, operation) in changes.operations where operation.echoesResult {
+            response[key] = object.fields[key] ?? .null
+        }
+        return APIResponse(body: .object(response))
+    }
+
+    static var objectNotFound: ParseError { ParseError(.objectNotFound, "Object not found.") }
+
+    /// Ordinary classes only; `_` classes have their own endpoints and rules.
+    static func checkClientClassName(_ className: String) throws {
+        if className.hasPrefix("_"), Names.systemClasses.contains(className) {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to write the \(className) collection through this endpoint.")
+        }
+        guard Names.isValidIdentifier(className) else {
+            throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
+        }
+    }
+
+    /// Step 1: the body's keys and values → operations with their inferred types.
+    static func decode(_ body: [String: JSON], isCreate: Bool) throws -> Changes {
+        var changes = Changes()
+        for (key, value) in body {
+            switch key {
+            case "createdAt", "updatedAt":
+                continue  // Set by the server; Parse ignores client values.
+            case "objectId", "id":
+                throw ParseError(.invalidKeyName, "\(key) is an invalid field name.")
+            case "ACL":
+                changes.acl = .some(value == .null ? nil : try ACL.validate(value))
+                continue
+            default:
+                guard Names.isValidFieldName(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
+            }
+            let (operation, type) = try FieldOperation.decode(value)
+            changes.operations[key] = operation
+            if let type { changes.types[key] = type }
+        }
+        return changes
+    }
+
+    /// Step 2: the class schema, created on first write and extended with new fields.
+    /// - Throws: 119 when the class does not exist and the client may not create classes; 111 on a type mismatch.
+    static func schemaForWrite(_ className: String, _ changes: Changes, context: RequestContext, in db: Database) throws -> ClassSchema {
+        guard var schema = try SchemaStore.load(className, in: db) else {
+            guard context.isMaster || context.config.allowClientClassCreation else {
+                throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
+            }
+            try checkSingleGeoPoint(className, changes.types)
+            return try SchemaStore.create(className, fields: changes.types, classLevelPermissions: nil, in: db)
+        }
+        var added = false
+        for (key, type) in changes.types {
+            if let recorded = schema.fields[key] {
+                guard recorded == type else {
+                    throw ParseError(.incorrectType, "schema mismatch for \(className).\(key); expected \(recorded.displayName) but got \(type.displayName)")
+                }
+            } else {
+                schema.fields[key] = type
+                added = true
+            }
+        }
+        if added {
+            try checkSingleGeoPoint(className, schema.fields)
+            try SchemaStore.save(schema, in: db)
+        }
+        return schema
+    }
+
+    /// Parse allows one GeoPoint field per class.
+    private static func checkSingleGeoPoint(_ className: String, _ fields: [String: FieldType]) throws {
+        if fields.values.filter({ $0 == .geoPoint }).count > 1 {
+            throw ParseError(.incorrectType, "there can only be one geopoint field in a class")
+        }
+    }
+
+    /// Step 3: the fields after the operations (on create, `Increment` starts from 0 and arrays from empty).
+    static func apply(_ operations: [String: FieldOperation], to fields: [String: JSON]) throws -> [String: JSON] {
+        var result = fields
+        for (key, operation) in operations {
+            result[key] = try operation.applied(to: fields[key])
+        }
+        return result
+    }
+}

@@ -1,0 +1,87 @@
+import RoostCore
+
+/// The options of `GET /classes/<C>` (and of a single-object get), read from URL or body parameters.
+struct QueryOptions {
+    var find = FindQuery()
+    var wantsCount = false
+    var keys: Set<String>?
+    var excludeKeys: Set<String> = []
+
+    static let findParameters: Set<String> = [
+        "where", "order", "limit", "skip", "count", "keys", "excludeKeys", "include", "includeAll",
+        "redirectClassNameForKey", "readPreference", "includeReadPreference", "subqueryReadPreference",
+        "hint", "explain", "comment",
+    ]
+    static let getParameters: Set<String> = [
+        "keys", "include", "excludeKeys", "readPreference", "includeReadPreference", "subqueryReadPreference",
+    ]
+
+    /// - Throws: `ParseError` 102 for an unknown parameter or a malformed value.
+    static func parse(_ parameters: [String: JSON], isGet: Bool = false) throws -> QueryOptions {
+        var options = QueryOptions()
+        for (name, value) in parameters {
+            if isGet {
+                guard getParameters.contains(name) else { throw ParseError(.invalidQuery, "Improper encode of parameter") }
+            } else {
+                guard findParameters.contains(name) else { throw ParseError(.invalidQuery, "Invalid parameter for query: \(name)") }
+            }
+            switch name {
+            case "where":
+                guard case .object = value else { throw ParseError(.invalidQuery, "where must be a JSON object") }
+                options.find.constraint = try QueryConstraint.parse(where: value)
+            case "order":
+                options.find.order = try list(value, name).map { term in
+                    let descending = term.hasPrefix("-")
+                    var key = descending ? String(term.dropFirst()) : term
+                    if key == "_created_at" { key = "createdAt" }
+                    if key == "_updated_at" { key = "updatedAt" }
+                    guard QueryConstraint.isQueryableKey(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
+                    return SortKey(key: key, descending: descending)
+                }
+            case "limit": options.find.limit = try integer(value, name)
+            case "skip": options.find.skip = try integer(value, name)
+            case "count": options.wantsCount = isTruthy(value)
+            case "keys": options.keys = Set(try list(value, name).map { String($0.split(separator: ".")[0]) })
+            case "excludeKeys": options.excludeKeys = Set(try list(value, name))
+            default: continue  // Accepted for compatibility; no effect on this storage engine.
+            }
+        }
+        return options
+    }
+
+    /// A comma-separated string or an array of strings.
+    private static func list(_ value: JSON, _ name: String) throws -> [String] {
+        switch value {
+        case .string(let text): return text.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
+        case .array(let items):
+            return try items.map {
+                guard let text = $0.stringValue else { throw ParseError(.invalidQuery, "\(name) must be a list of strings") }
+                return text
+            }
+        default: throw ParseError(.invalidQuery, "\(name) must be a string or an array of strings")
+        }
+    }
+
+    private static func integer(_ value: JSON, _ name: String) throws -> Int {
+        let number = value.numberValue ?? value.stringValue.flatMap(Double.init)
+        guard let number, number.isFinite, number >= 0, number < 1e12 else {
+            throw ParseError(.invalidQuery, "\(name) must be a non-negative number")
+        }
+        return Int(number)
+    }
+
+    private static func isTruthy(_ value: JSON) -> Bool {
+        switch value {
+        case .bool(let flag): flag
+        case .number(let number): number != 0
+        case .string(let text): !text.isEmpty && text != "0" && text != "false"
+        default: false
+        }
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: Character) -> String {
+        String(drop(while: { $0 == set }).reversed().drop(while: { $0 == set }).reversed())
+    }
+}

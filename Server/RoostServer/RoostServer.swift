@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import RoostCore
+
+/// The Roost server: storage, routes and the HTTP listener, wired together.
+///
+/// The whole request chain, in order (`respond(to:)`):
+/// HTTP request → CORS preflight / health → body limit → JSON body → JS SDK body keys → app id,
+/// client key, master key → route → handler → storage; any thrown error → `errorResponse(for:)`.
+public final class RoostServer: @unchecked Sendable {
+    public let config: ServerConfig
+    let storage: Storage
+    let logger: Logger
+    private var router = Router()
+    private var http: HTTPServer?
+    private let requestCounter = RequestCounter()
+
+    /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
+    public init(config: ServerConfig, logger: Logger) throws {
+        self.config = config
+        self.logger = logger
+        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
+        storage = try Storage(path: config.dataDirectory + "/roost.sqlite", readers: config.threads + 1)
+        ClassRoutes.register(in: &router)
+        SchemaRoutes.register(in: &router)
+        BatchRoute.register(in: &router) { [unowned self] request, context in try self.dispatch(request, context) }
+    }
+
+    /// Starts listening; returns the bound port.
+    public func start() throws -> UInt16 {
+        let server = try HTTPServer(
+            host: config.host, port: config.port, threads: config.threads, maxBodyBytes: config.maxBodyBytes,
+            commonHeaders: CORS.headers
+        ) { [unowned self] request in self.respond(to: request) }
+        http = server
+        return server.port
+    }
+
+    /// Finishes requests in flight, stops listening and closes the database.
+    public func stop() throws {
+        http?.stop()
+        http = nil
+        try storage.close()
+    }
+
+    /// The request pipeline; never throws and never crashes on client input.
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        let started = DispatchTime.now()
+        let requestId = request.headers["x-request-id"].map { String($0.prefix(64)) } ?? requestCounter.next()
+        var requestLogger = logger
+        requestLogger[metadataKey: "rid"] = "\(requestId)"
+        let response: HTTPResponse
+        do {
+            response = try handle(request, requestId: requestId, logger: requestLogger)
+        } catch {
+            response = makeErrorResponse(error, logger: requestLogger)
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+        // The path only: query strings can carry credentials (GET /login).
+        requestLogger.info("\(request.method) \(request.path) \(response.status) \(String(format: "%.2f", elapsed))ms")
+        return response
+    }
+
+    private func handle(_ request: HTTPRequest, requestId: String, logger: Logger) throws -> HTTPResponse {
+        if request.method == "OPTIONS" { return HTTPResponse(status: 200) }
+        let mount = config.mountPath
+        guard request.path == mount || request.path.hasPrefix(mount + "/") || request.path == "/health" else {
+            throw APIError.routeNotFound(method: request.method, path: request.path)
+        }
+        var segments = request.path.dropFirst(request.path == "/health" ? 0 : mount.count).split(separator: "/").map(String.init)
+        if segments == ["health"] { return encode(APIResponse(body: ["status": "ok"])) }
+        if request.bodyTooLarge { throw APIError.payloadTooLarge(limit: config.maxBodyBytes) }
+
+        var body = try parseBody(request.body)
+        var method = request.method
+        var credentials = Credentials(headers: request.headers)
+        if case .object(var members)? = body {
+            if let override = members.removeValue(forKey: "_method")?.stringValue { method = override.uppercased() }
+            if credentials.applicationId == nil { credentials.adopt(from: &members) }
+            body = .object(members)
+        }
+        if method == "GET", case .object(let members)? = body, members.isEmpty { body = nil }
+
+        let isMaster = try credentials.authorize(config)
+        let host = request.headers["host"] ?? "\(config.host):\(config.port)"
+        let context = RequestContext(
+            config: config, storage: storage, isMaster: isMaster, requestId: requestId, logger: logger,
+            publicURL: "http://\(host)\(mount)", transaction: nil)
+        segments = segments.filter { !$0.isEmpty }
+        let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
+        return encode(try dispatch(apiRequest, context))
+    }
+
+    func dispatch(_ request: APIRequest, _ context: RequestContext) throws -> APIResponse {
+        guard let (handler, parameters) = router.match(method: request.method, segments: request.segments) else {
+            throw APIError.routeNotFound(method: request.method, path: "/" + request.segments.joined(separator: "/"))
+        }
+        return try handler(request, context, parameters)
+    }
+
+    /// Parse clients send JSON whatever the Content-Type (the JS SDK uses `text/plain`).
+    private func parseBody(_ bytes: [UInt8]) throws -> JSON? {
+        guard bytes.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return nil }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch let error as JSONParseError {
+            throw ParseError(.invalidJSON, "Invalid JSON: \(error.description)")
+        }
+    }
+
+    private func encode(_ response: APIResponse) -> HTTPResponse {
+        var headers = response.headers
+        headers.append(("Content-Type", "application/json; charset=utf-8"))
+        return HTTPResponse(status: response.status, headers: headers, body: response.body.encoded())
+    }
+
+    private func makeErrorResponse(_ error: Error, logger: Logger) -> HTTPResponse {
+        let answer = errorResponse(for: error)
+        if answer.isServerFault { logger.error("internal error: \(error)") }
+        return encode(APIResponse(status: answer.status, body: answer.body))
+    }
+}
+
+/// Short request ids for log lines, unique within one run.
+final class RequestCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: UInt64 = 0
+
+    func next() -> String {
+        lock.lock()
+        value += 1
+        let current = value
+        lock.unlock()
+        return String(current, radix: 36)
+    }
+}

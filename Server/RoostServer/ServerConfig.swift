@@ -1,0 +1,21 @@
+/// Everything the server is told at start-up (flags or `ROOST_*` environment variables).
+public struct ServerConfig: Sendable {
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 1337
+    /// URL prefix of the API, e.g. `/parse`. Always starts with `/` and has no trailing slash.
+    public var mountPath = "/parse"
+    public var dataDirectory = "./roost-data"
+    public var applicationId = "roost"
+    public var masterKey = ""
+    /// When set, requests must carry it as `X-Parse-REST-API-Key` (or another client key header).
+    public var restAPIKey: String?
+    public var clientKey: String?
+    public var maxBodyBytes = 20 * 1024 * 1024
+    public var allowClientClassCreation = true
+    /// HTTP worker threads (and SQLite reader connections).
+    public var threads = 4
+    /// Requests per `/batch`.
+    public var maxBatchSize = 50
+
+    public init() {}
+}

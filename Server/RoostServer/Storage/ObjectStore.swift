@@ -1,0 +1,92 @@
+import GRDB
+import RoostCore
+
+/// A query over one class in storage terms: constraint tree, order, paging.
+struct FindQuery {
+    var constraint: QueryConstraint = .all
+    var order: [SortKey] = []
+    var limit: Int = 100
+    var skip: Int = 0
+}
+
+struct SortKey: Equatable {
+    var key: String
+    var descending: Bool
+}
+
+/// Rows of one class table ↔ `StoredObject`s. Every statement binds its values; the only text
+/// spliced into SQL is the table name (built from an integer) and validated field paths.
+enum ObjectStore {
+    private static let columns = "objectId, createdAt, updatedAt, acl, data"
+
+    /// - Throws: `ParseError` 137 when the objectId is taken.
+    static func insert(_ object: StoredObject, into schema: ClassSchema, in db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES (?, ?, ?, ?, ?, ?)")
+        do {
+            try statement.execute(arguments: StatementArguments(arguments(for: object)))
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
+        }
+    }
+
+    static func update(_ object: StoredObject, in schema: ClassSchema, in db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "UPDATE \(schema.tableName) SET createdAt = ?, updatedAt = ?, acl = ?, rperm = ?, data = ? WHERE objectId = ?")
+        var values = arguments(for: object)
+        values.append(values.removeFirst())
+        try statement.execute(arguments: StatementArguments(values))
+    }
+
+    static func fetch(_ objectId: String, from schema: ClassSchema, in db: Database) throws -> StoredObject? {
+        let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM \(schema.tableName) WHERE objectId = ?")
+        return try Row.fetchOne(statement, arguments: [objectId]).map { try decode($0, schema) }
+    }
+
+    /// Returns whether a row was deleted.
+    static func delete(_ objectId: String, from schema: ClassSchema, in db: Database) throws -> Bool {
+        let statement = try db.cachedStatement(sql: "DELETE FROM \(schema.tableName) WHERE objectId = ?")
+        try statement.execute(arguments: [objectId])
+        return db.changesCount > 0
+    }
+
+    static func find(_ query: FindQuery, in schema: ClassSchema, in db: Database) throws -> [StoredObject] {
+        let filter = try QueryCompiler(schema: schema).compile(query.constraint)
+        var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(filter.sql)"
+        let order = QueryCompiler(schema: schema).orderBy(query.order)
+        if !order.isEmpty { sql += " ORDER BY " + order }
+        sql += " LIMIT ? OFFSET ?"
+        let statement = try db.cachedStatement(sql: sql)
+        let rows = try Row.fetchAll(statement, arguments: StatementArguments(filter.arguments + [query.limit, query.skip]))
+        return try rows.map { try decode($0, schema) }
+    }
+
+    static func count(_ constraint: QueryConstraint, in schema: ClassSchema, in db: Database) throws -> Int {
+        let filter = try QueryCompiler(schema: schema).compile(constraint)
+        let statement = try db.cachedStatement(sql: "SELECT COUNT(*) FROM \(schema.tableName) WHERE \(filter.sql)")
+        return try Int.fetchOne(statement, arguments: StatementArguments(filter.arguments)) ?? 0
+    }
+
+    private static func arguments(for object: StoredObject) -> [DatabaseValueConvertible?] {
+        let readers = object.acl.map { JSON.array(ACL.subjects(of: $0, granting: "read").map { .string($0) }).jsonText }
+        return [
+            object.objectId, object.createdAt.millisecondsSince1970, object.updatedAt.millisecondsSince1970,
+            object.acl?.jsonText, readers, JSON.object(object.fields).jsonText,
+        ]
+    }
+
+    private static func decode(_ row: Row, _ schema: ClassSchema) throws -> StoredObject {
+        let objectId: String = row[0]
+        let aclText: String? = row[3]
+        let dataText: String = row[4]
+        guard case .object(let fields) = try? JSONParser.parse(dataText) else {
+            throw StorageError.corruptRow(className: schema.className, objectId: objectId)
+        }
+        return StoredObject(
+            objectId: objectId,
+            createdAt: ParseDate(millisecondsSince1970: row[1]),
+            updatedAt: ParseDate(millisecondsSince1970: row[2]),
+            acl: try aclText.map { try JSONParser.parse($0) },
+            fields: fields)
+    }
+}

@@ -1,0 +1,145 @@
+import GRDB
+import RoostCore
+
+/// A piece of SQL with its bound values.
+struct SQLFragment {
+    var sql: String
+    var arguments: [DatabaseValueConvertible?]
+}
+
+/// Compiles a `QueryConstraint` into a SQL `WHERE` expression over one class table.
+///
+/// Values are always bound. Field names reach the SQL text only as JSON paths, and only after
+/// `QueryConstraint.parse` checked them against `^[A-Za-z][A-Za-z0-9_]*$` (dot-separated).
+struct QueryCompiler {
+    let schema: ClassSchema
+
+    func compile(_ constraint: QueryConstraint) throws -> SQLFragment {
+        switch constraint {
+        case .and(let parts): return try join(parts, with: "AND", empty: "1")
+        case .or(let parts): return try join(parts, with: "OR", empty: "0")
+        case .nor(let parts):
+            let inner = try join(parts, with: "OR", empty: "0")
+            return SQLFragment(sql: "NOT COALESCE((\(inner.sql)), 0)", arguments: inner.arguments)
+        case .field(let key, let condition): return try compile(key, condition)
+        }
+    }
+
+    /// `ORDER BY` terms; keys not in the schema are dropped, as Parse does.
+    func orderBy(_ keys: [SortKey]) -> String {
+        keys.compactMap { sort in
+            let direction = sort.descending ? " DESC" : " ASC"
+            switch sort.key {
+            case "objectId", "createdAt", "updatedAt": return sort.key + direction
+            default:
+                let root = String(sort.key.split(separator: ".")[0])
+                guard schema.fields[root] != nil else { return nil }
+                return "json_extract(data, '\(jsonPath(sort.key))')" + direction
+            }
+        }.joined(separator: ", ")
+    }
+
+    private func join(_ parts: [QueryConstraint], with op: String, empty: String) throws -> SQLFragment {
+        guard !parts.isEmpty else { return SQLFragment(sql: empty, arguments: []) }
+        var sql: [String] = []
+        var arguments: [DatabaseValueConvertible?] = []
+        for part in parts {
+            let fragment = try compile(part)
+            sql.append("(\(fragment.sql))")
+            arguments += fragment.arguments
+        }
+        return SQLFragment(sql: sql.joined(separator: " \(op) "), arguments: arguments)
+    }
+
+    private func jsonPath(_ key: String) -> String { "$." + key }
+
+    /// The SQL expression and bound value that compare a key against `value`
+    /// (Dates by their ISO text, Pointers by objectId, built-in dates by milliseconds).
+    private func operand(_ key: String, _ value: JSON) -> (String, DatabaseValueConvertible?) {
+        switch key {
+        case "objectId":
+            return ("objectId", value.stringValue)
+        case "createdAt", "updatedAt":
+            let date = value["iso"]?.stringValue.flatMap(ParseDate.init(iso:)) ?? value.stringValue.flatMap(ParseDate.init(iso:))
+            return (key, date?.millisecondsSince1970)
+        default:
+            let path = jsonPath(key)
+            switch value {
+            case .string(let text): return ("json_extract(data, '\(path)')", text)
+            case .number(let number): return ("json_extract(data, '\(path)')", number)
+            case .bool(let flag): return ("json_extract(data, '\(path)')", flag ? 1 : 0)
+            case .null: return ("json_extract(data, '\(path)')", nil)
+            case .object(let members):
+                switch members["__type"]?.stringValue {
+                case "Date": return ("json_extract(data, '\(path).iso')", members["iso"]?.stringValue)
+                case "Pointer": return ("json_extract(data, '\(path).objectId')", members["objectId"]?.stringValue)
+                default: return ("json_extract(data, '\(path)')", value.jsonText)
+                }
+            case .array: return ("json_extract(data, '\(path)')", value.jsonText)
+            }
+        }
+    }
+
+    private func isArrayField(_ key: String) -> Bool { schema.fields[key] == .array }
+
+    private func compile(_ key: String, _ condition: FieldCondition) throws -> SQLFragment {
+        switch condition {
+        case .equalTo(let value):
+            return equality(key, value)
+        case .notEqualTo(let value):
+            let equal = equality(key, value)
+            // A missing field is "not equal" too: NULL comparisons count as false.
+            return SQLFragment(sql: "NOT COALESCE((\(equal.sql)), 0)", arguments: equal.arguments)
+        case .lessThan(let value): return comparison(key, "<", value)
+        case .lessThanOrEqualTo(let value): return comparison(key, "<=", value)
+        case .greaterThan(let value): return comparison(key, ">", value)
+        case .greaterThanOrEqualTo(let value): return comparison(key, ">=", value)
+        case .containedIn(let values):
+            let parts = values.map { QueryConstraint.field(key, .equalTo($0)) }
+            return try compile(.or(parts))
+        case .notContainedIn(let values):
+            let parts = values.map { QueryConstraint.field(key, .equalTo($0)) }
+            return try compile(.nor(parts))
+        case .exists(let flag):
+            switch key {
+            case "objectId", "createdAt", "updatedAt": return SQLFragment(sql: flag ? "1" : "0", arguments: [])
+            default:
+                let test = "json_type(data, '\(jsonPath(key))') IS \(flag ? "NOT " : "")NULL"
+                return SQLFragment(sql: test, arguments: [])
+            }
+        }
+    }
+
+    private func equality(_ key: String, _ value: JSON) -> SQLFragment {
+        if value == .null {
+            if ["objectId", "createdAt", "updatedAt"].contains(key) { return SQLFragment(sql: "0", arguments: []) }
+            let type = "json_type(data, '\(jsonPath(key))')"
+            return SQLFragment(sql: "\(type) IS NULL OR \(type) = 'null'", arguments: [])
+        }
+        let (expression, bound) = operand(key, value)
+        var sql = "\(expression) = ?"
+        var arguments: [DatabaseValueConvertible?] = [bound]
+        if case .bool = value {
+            sql = "json_type(data, '\(jsonPath(key))') = ?"
+            arguments = [value == .bool(true) ? "true" : "false"]
+        }
+        if isArrayField(key), value.arrayValue == nil {
+            // An array field matches when any element equals the value.
+            let element: String
+            switch value["__type"]?.stringValue {
+            case "Pointer": element = "json_extract(element.value, '$.objectId')"
+            case "Date": element = "json_extract(element.value, '$.iso')"
+            default: element = "element.value"
+            }
+            let elementBound: DatabaseValueConvertible? = value.boolValue.map { $0 ? 1 : 0 } ?? bound
+            sql = "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(element) = ?)"
+            arguments = [elementBound]
+        }
+        return SQLFragment(sql: sql, arguments: arguments)
+    }
+
+    private func comparison(_ key: String, _ op: String, _ value: JSON) -> SQLFragment {
+        let (expression, bound) = operand(key, value)
+        return SQLFragment(sql: "\(expression) \(op) ?", arguments: [bound])
+    }
+}

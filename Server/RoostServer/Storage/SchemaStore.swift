@@ -1,0 +1,71 @@
+import GRDB
+import RoostCore
+
+/// Reads and writes class schemas (`_schema`) and creates or drops their tables.
+enum SchemaStore {
+    static func load(_ className: String, in db: Database) throws -> ClassSchema? {
+        let statement = try db.cachedStatement(sql: "SELECT id, className, fields, classLevelPermissions, indexes FROM _schema WHERE className = ?")
+        return try Row.fetchOne(statement, arguments: [className]).map(decode)
+    }
+
+    static func all(in db: Database) throws -> [ClassSchema] {
+        try Row.fetchAll(db, sql: "SELECT id, className, fields, classLevelPermissions, indexes FROM _schema ORDER BY className")
+            .map(decode)
+    }
+
+    /// Records a new class and creates its table.
+    static func create(_ className: String, fields: [String: FieldType], classLevelPermissions: JSON?,
+                       in db: Database) throws -> ClassSchema {
+        try db.execute(
+            sql: "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
+            arguments: [className, encode(fields), classLevelPermissions?.jsonText])
+        let schema = ClassSchema(id: db.lastInsertedRowID, className: className, fields: fields,
+                                 classLevelPermissions: classLevelPermissions, indexes: nil)
+        try db.execute(sql: """
+            CREATE TABLE \(schema.tableName) (
+                objectId TEXT PRIMARY KEY NOT NULL,
+                createdAt INTEGER NOT NULL,
+                updatedAt INTEGER NOT NULL,
+                acl TEXT,
+                rperm TEXT,
+                data TEXT NOT NULL
+            )
+            """)
+        return schema
+    }
+
+    /// Stores the schema's fields, permissions and indexes.
+    static func save(_ schema: ClassSchema, in db: Database) throws {
+        try db.execute(
+            sql: "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
+            arguments: [encode(schema.fields), schema.classLevelPermissions?.jsonText, schema.indexes?.jsonText, schema.id])
+    }
+
+    /// Forgets the class and drops its table.
+    static func drop(_ schema: ClassSchema, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM _schema WHERE id = ?", arguments: [schema.id])
+        try db.execute(sql: "DROP TABLE IF EXISTS \(schema.tableName)")
+    }
+
+    private static func encode(_ fields: [String: FieldType]) -> String {
+        JSON.object(fields.mapValues(\.schemaJSON)).jsonText
+    }
+
+    private static func decode(_ row: Row) throws -> ClassSchema {
+        let className: String = row[1]
+        let fieldsText: String = row[2]
+        var fields: [String: FieldType] = [:]
+        if case .object(let members) = try JSONParser.parse(fieldsText) {
+            for (name, json) in members {
+                guard let type = FieldType(schemaJSON: json) else { throw StorageError.corruptRow(className: "_schema", objectId: className) }
+                fields[name] = type
+            }
+        }
+        let clpText: String? = row[3]
+        let indexesText: String? = row[4]
+        return ClassSchema(
+            id: row[0], className: className, fields: fields,
+            classLevelPermissions: try clpText.map { try JSONParser.parse($0) },
+            indexes: try indexesText.map { try JSONParser.parse($0) })
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RoostServer
+
+@main
+struct Roost: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "roost",
+        abstract: "A Parse-compatible backend on SQLite.",
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// `roost serve`: flags win over `ROOST_*` environment variables, which win over defaults.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve the Parse REST API (the default command).")
+
+    @Option(help: "Port to listen on; 0 picks a free one (env ROOST_PORT, default 1337).") var port: UInt16?
+    @Option(help: "Address to listen on (env ROOST_HOST, default 127.0.0.1).") var host: String?
+    @Option(help: "URL path of the API (env ROOST_MOUNT, default /parse).") var mount: String?
+    @Option(help: "Directory for the database and the generated master key (env ROOST_DATA_DIR, default ./roost-data).")
+    var dataDir: String?
+    @Option(help: "Application id clients must send (env ROOST_APP_ID, default roost).") var appId: String?
+    @Option(help: "Master key (env ROOST_MASTER_KEY); generated and kept in the data directory when absent.")
+    var masterKey: String?
+    @Option(help: "When set, clients must send this X-Parse-REST-API-Key (env ROOST_REST_API_KEY).") var restApiKey: String?
+    @Option(help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
+    @Option(help: "Let clients create classes by writing to them: true or false (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default true).")
+    var allowClientClassCreation: Bool?
+    @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
+    @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
+    var logLevel: String?
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        func setting(_ flag: String?, _ name: String) -> String? { flag ?? environment["ROOST_" + name] }
+
+        var config = ServerConfig()
+        if let value = setting(port.map(String.init), "PORT") { config.port = try parse(value, "port", UInt16.init) }
+        config.host = setting(host, "HOST") ?? config.host
+        config.mountPath = normalizedMount(setting(mount, "MOUNT") ?? config.mountPath)
+        config.dataDirectory = setting(dataDir, "DATA_DIR") ?? config.dataDirectory
+        config.applicationId = setting(appId, "APP_ID") ?? config.applicationId
+        config.restAPIKey = setting(restApiKey, "REST_API_KEY")
+        if let value = setting(maxBody.map(String.init), "MAX_BODY") { config.maxBodyBytes = try parse(value, "max-body", Int.init) }
+        if let value = setting(allowClientClassCreation.map(String.init), "ALLOW_CLIENT_CLASS_CREATION") {
+            config.allowClientClassCreation = try parse(value, "allow-client-class-creation", Bool.init)
+        }
+        if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
+        let level = try parse(setting(logLevel, "LOG_LEVEL") ?? "info", "log-level", Logger.Level.init(rawValue:))
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "roost")
+
+        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
+        if let key = setting(masterKey, "MASTER_KEY"), !key.isEmpty {
+            config.masterKey = key
+        } else {
+            let (key, path, created) = try MasterKeyFile.loadOrCreate(in: config.dataDirectory)
+            config.masterKey = key
+            say(created ? "Generated a master key in \(path) (mode 0600)." : "Using the master key in \(path).")
+        }
+
+        // Block the stop signals before any thread starts, so only sigwait below receives them.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let server = try RoostServer(config: config, logger: logger)
+        let boundPort = try server.start()
+        say("roost listening on http://\(config.host):\(boundPort)\(config.mountPath) (app id: \(config.applicationId))")
+
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        logger.info("signal \(received): finishing requests in flight and closing the database")
+        try server.stop()
+    }
+
+    /// Writes a line to standard output at once (unbuffered: tests and scripts wait for it).
+    private func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    private func parse<T>(_ text: String, _ name: String, _ convert: (String) -> T?) throws -> T {
+        guard let value = convert(text) else { throw ValidationError("invalid value for \(name): \(text)") }
+        return value
+    }
+
+    private func normalizedMount(_ path: String) -> String {
+        let trimmed = path.split(separator: "/").joined(separator: "/")
+        return "/" + trimmed
+    }
+}

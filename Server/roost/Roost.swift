@@ -50,11 +50,7 @@ struct Serve: ParsableCommand {
         if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
         let level = try parse(setting(logLevel, "LOG_LEVEL") ?? "info", "log-level", Logger.Level.init(rawValue:))
 
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
         let logger = Logger(label: "roost")
 
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)

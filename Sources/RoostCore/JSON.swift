@@ -9,6 +9,9 @@ public enum JSON: Equatable, Sendable {
     case string(String)
     case array([JSON])
     case object([String: JSON])
+    /// JSON text that is already encoded and is written out verbatim. Never produced by the parser:
+    /// the server uses it to send stored objects without decoding and re-encoding them.
+    case encodedFragment([UInt8])
 
     /// The string, if this is one.
     public var stringValue: String? {

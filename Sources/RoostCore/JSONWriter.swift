@@ -18,6 +18,7 @@ extension JSON {
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
         case .number(let value): JSON.writeNumber(value, to: &output)
         case .string(let value): JSON.writeString(value, to: &output)
+        case .encodedFragment(let bytes): output.append(contentsOf: bytes)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
@@ -39,7 +40,7 @@ extension JSON {
         }
     }
 
-    static func writeNumber(_ value: Double, to output: inout [UInt8]) {
+    public static func writeNumber(_ value: Double, to output: inout [UInt8]) {
         guard value.isFinite else {
             output.append(contentsOf: "null".utf8)
             return
@@ -51,7 +52,7 @@ extension JSON {
         }
     }
 
-    static func writeString(_ value: String, to output: inout [UInt8]) {
+    public static func writeString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {

@@ -14,6 +14,8 @@ public enum WireValue {
         case .bool: return (.boolean, value)
         case .array(let elements):
             return (.array, .array(try elements.map { try validateNested($0) }))
+        case .encodedFragment:
+            throw ParseError(.invalidJSON, "pre-encoded JSON is not a field value")
         case .object(let members):
             guard let type = members["__type"] else {
                 return (.object, try validateNested(value))

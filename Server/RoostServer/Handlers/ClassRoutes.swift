@@ -45,7 +45,7 @@ enum ClassRoutes {
             var body: [String: JSON] = [:]
             if options.find.limit > 0 {
                 let objects = try ObjectStore.find(options.find, in: schema, in: db)
-                body["results"] = .array(objects.map { $0.wireJSON(keys: options.keys, excluding: options.excludeKeys) })
+                body["results"] = .array(try objects.map(options.render))
             } else {
                 body["results"] = []
             }
@@ -59,11 +59,11 @@ enum ClassRoutes {
     static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
         try checkReadableClassName(className)
         let options = try QueryOptions.parse(try request.parameters(), isGet: true)
-        let object = try context.read { db in
+        let row = try context.read { db in
             try SchemaStore.load(className, in: db).flatMap { try ObjectStore.fetch(objectId, from: $0, in: db) }
         }
-        guard let object else { throw ObjectWriter.objectNotFound }
-        return APIResponse(body: object.wireJSON(keys: options.keys, excluding: options.excludeKeys))
+        guard let row else { throw ObjectWriter.objectNotFound }
+        return APIResponse(body: try options.render(row))
     }
 
     static func delete(_ className: String, _ objectId: String, context: RequestContext) throws -> APIResponse {

@@ -37,7 +37,7 @@ enum ObjectWriter {
         let changes = try decode(body, isCreate: false)
         let object = try context.write { db -> StoredObject in
             guard let current = try SchemaStore.load(className, in: db),
-                var object = try ObjectStore.fetch(objectId, from: current, in: db)
+                var object = try ObjectStore.fetch(objectId, from: current, in: db)?.decoded()
             else { throw objectNotFound }
             let schema = try schemaForWrite(className, changes, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)

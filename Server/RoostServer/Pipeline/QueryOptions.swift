@@ -49,6 +49,12 @@ struct QueryOptions {
         return options
     }
 
+    /// One result as the client asked for it: the stored text as is, or decoded to apply `keys`/`excludeKeys`.
+    func render(_ row: StoredRow) throws -> JSON {
+        if keys == nil, excludeKeys.isEmpty { return row.wireFragment }
+        return try row.decoded().wireJSON(keys: keys, excluding: excludeKeys)
+    }
+
     /// A comma-separated string or an array of strings.
     private static func list(_ value: JSON, _ name: String) throws -> [String] {
         switch value {

@@ -38,9 +38,9 @@ enum ObjectStore {
         try statement.execute(arguments: StatementArguments(values))
     }
 
-    static func fetch(_ objectId: String, from schema: ClassSchema, in db: Database) throws -> StoredObject? {
+    static func fetch(_ objectId: String, from schema: ClassSchema, in db: Database) throws -> StoredRow? {
         let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM \(schema.tableName) WHERE objectId = ?")
-        return try Row.fetchOne(statement, arguments: [objectId]).map { try decode($0, schema) }
+        return try Row.fetchOne(statement, arguments: [objectId]).map { StoredRow($0, className: schema.className) }
     }
 
     /// Returns whether a row was deleted.
@@ -50,7 +50,7 @@ enum ObjectStore {
         return db.changesCount > 0
     }
 
-    static func find(_ query: FindQuery, in schema: ClassSchema, in db: Database) throws -> [StoredObject] {
+    static func find(_ query: FindQuery, in schema: ClassSchema, in db: Database) throws -> [StoredRow] {
         let filter = try QueryCompiler(schema: schema).compile(query.constraint)
         var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(filter.sql)"
         let order = QueryCompiler(schema: schema).orderBy(query.order)
@@ -58,7 +58,7 @@ enum ObjectStore {
         sql += " LIMIT ? OFFSET ?"
         let statement = try db.cachedStatement(sql: sql)
         let rows = try Row.fetchAll(statement, arguments: StatementArguments(filter.arguments + [query.limit, query.skip]))
-        return try rows.map { try decode($0, schema) }
+        return rows.map { StoredRow($0, className: schema.className) }
     }
 
     static func count(_ constraint: QueryConstraint, in schema: ClassSchema, in db: Database) throws -> Int {
@@ -73,20 +73,5 @@ enum ObjectStore {
             object.objectId, object.createdAt.millisecondsSince1970, object.updatedAt.millisecondsSince1970,
             object.acl?.jsonText, readers, JSON.object(object.fields).jsonText,
         ]
-    }
-
-    private static func decode(_ row: Row, _ schema: ClassSchema) throws -> StoredObject {
-        let objectId: String = row[0]
-        let aclText: String? = row[3]
-        let dataText: String = row[4]
-        guard case .object(let fields) = try? JSONParser.parse(dataText) else {
-            throw StorageError.corruptRow(className: schema.className, objectId: objectId)
-        }
-        return StoredObject(
-            objectId: objectId,
-            createdAt: ParseDate(millisecondsSince1970: row[1]),
-            updatedAt: ParseDate(millisecondsSince1970: row[2]),
-            acl: try aclText.map { try JSONParser.parse($0) },
-            fields: fields)
     }
 }

@@ -75,7 +75,7 @@ struct QueryCompiler {
                 case "Pointer": return ("json_extract(data, '\(path).objectId')", members["objectId"]?.stringValue)
                 default: return ("json_extract(data, '\(path)')", value.jsonText)
                 }
-            case .array: return ("json_extract(data, '\(path)')", value.jsonText)
+            case .array, .encodedFragment: return ("json_extract(data, '\(path)')", value.jsonText)
             }
         }
     }

@@ -1,5 +1,6 @@
 import GRDB
 import RoostCore
+import Synchronization
 
 /// Reads and writes class schemas (`_schema`) and creates or drops their tables.
 enum SchemaStore {
@@ -51,8 +52,20 @@ enum SchemaStore {
         JSON.object(fields.mapValues(\.schemaJSON)).jsonText
     }
 
+    /// Decoded schemas by their stored text: every request reads its class's row (so it always sees
+    /// its own snapshot), but only a changed row is parsed again.
+    private static let decoded = Mutex<[String: (text: [String?], schema: ClassSchema)]>([:])
+
     private static func decode(_ row: Row) throws -> ClassSchema {
         let className: String = row[1]
+        let text: [String?] = [String(row[0] as Int64), row[2], row[3], row[4]]
+        if let cached = decoded.withLock({ $0[className] }), cached.text == text { return cached.schema }
+        let schema = try parse(row, className: className)
+        decoded.withLock { $0[className] = (text, schema) }
+        return schema
+    }
+
+    private static func parse(_ row: Row, className: String) throws -> ClassSchema {
         let fieldsText: String = row[2]
         var fields: [String: FieldType] = [:]
         if case .object(let members) = try JSONParser.parse(fieldsText) {

@@ -1,3 +1,4 @@
+import GRDB
 import RoostCore
 
 /// One object as stored: the built-in columns plus its fields in wire encoding.
@@ -21,5 +22,60 @@ public struct StoredObject: Sendable, Equatable {
         result["updatedAt"] = .string(updatedAt.iso)
         if let acl { result["ACL"] = acl }
         return .object(result)
+    }
+}
+
+/// One row as read from a class table, still in its stored text form. Reads send it as is
+/// (`wireFragment`); writes decode it (`decoded()`).
+struct StoredRow {
+    let className: String
+    let objectId: String
+    let createdAt: Int64
+    let updatedAt: Int64
+    let aclText: String?
+    let dataText: String
+
+    init(_ row: Row, className: String) {
+        self.className = className
+        objectId = row[0]
+        createdAt = row[1]
+        updatedAt = row[2]
+        aclText = row[3]
+        dataText = row[4]
+    }
+
+    /// - Throws: `StorageError.corruptRow` when the stored JSON does not parse.
+    func decoded() throws -> StoredObject {
+        guard case .object(let fields) = try? JSONParser.parse(dataText) else {
+            throw StorageError.corruptRow(className: className, objectId: objectId)
+        }
+        let acl = try aclText.map { text -> JSON in
+            guard let acl = try? JSONParser.parse(text) else { throw StorageError.corruptRow(className: className, objectId: objectId) }
+            return acl
+        }
+        return StoredObject(
+            objectId: objectId, createdAt: ParseDate(millisecondsSince1970: createdAt),
+            updatedAt: ParseDate(millisecondsSince1970: updatedAt), acl: acl, fields: fields)
+    }
+
+    /// The object as Parse answers it, spliced from the stored text without decoding the fields:
+    /// `{"objectId":…,"createdAt":…,"updatedAt":…,"ACL":…,<stored fields>}`.
+    var wireFragment: JSON {
+        var output: [UInt8] = []
+        output.reserveCapacity(dataText.utf8.count + 120)
+        output.append(contentsOf: #"{"objectId":"#.utf8)
+        JSON.writeString(objectId, to: &output)
+        output.append(contentsOf: #","createdAt":"#.utf8)
+        JSON.writeString(ParseDate(millisecondsSince1970: createdAt).iso, to: &output)
+        output.append(contentsOf: #","updatedAt":"#.utf8)
+        JSON.writeString(ParseDate(millisecondsSince1970: updatedAt).iso, to: &output)
+        if let aclText {
+            output.append(contentsOf: #","ACL":"#.utf8)
+            output.append(contentsOf: aclText.utf8)
+        }
+        let fields = dataText.utf8.dropFirst()  // Stored as one compact object: drop its "{".
+        if fields.count > 1 { output.append(UInt8(ascii: ",")) }
+        output.append(contentsOf: fields)
+        return .encodedFragment(output)
     }
 }

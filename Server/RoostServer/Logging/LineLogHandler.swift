@@ -1,0 +1,42 @@
+import Foundation
+import Logging
+
+/// A swift-log handler that writes one line per message to standard error with a single `write(2)`,
+/// so lines from concurrent requests never interleave and no lock is held on the hot path.
+///
+/// Format: `2026-11-23T10:00:00Z info rid=1a [roost] GET /parse/health 200 0.05ms`.
+/// Callers must never pass secrets (keys, passwords, session tokens) in messages or metadata.
+public struct LineLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    private let label: String
+
+    public init(label: String, level: Logger.Level) {
+        self.label = label
+        self.logLevel = level
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var line = LineLogHandler.timestamp()
+        line += " \(event.level) "
+        let merged = event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata
+        for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += "\(key)=\(value) " }
+        line += "[\(label)] \(event.message)\n"
+        var bytes = Array(line.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// ISO 8601 UTC to the second, formatted without Foundation's date formatters.
+    private static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}

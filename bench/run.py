@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Side-by-side HTTP benchmark: the libmicrohttpd ceiling, PocketBase and roost, in one run.
+
+Each server gets a fresh data dir and the same wrk load (2 threads, 16 connections, DURATION s
+per workload). Prints requests/s, p50, p99 and the server's peak resident memory, then the
+ratios the issues set as targets. Usage: bench/run.py [--duration 10] [--only roost,pocketbase,ceiling]
+"""
+import argparse, json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "bench", "out")
+OBJECTS = 10_000
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(method, url, body=None, headers=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b"null")
+
+
+def wait_until_up(url, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise RuntimeError("server did not come up: " + url)
+
+
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def wrk(url, script, duration):
+    args = ["wrk", "-t2", "-c16", f"-d{duration}s", "--latency", "-s", script, url]
+    output = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    def percentile(p):
+        m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+        value, unit = float(m.group(1)), m.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return {"rps": rps, "p50": percentile(50), "p99": percentile(99), "non2xx": int(errors.group(1)) if errors else 0}
+
+
+def lua(name, text):
+    path = os.path.join(OUT, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def post_script(name, path, body, headers):
+    header_lines = "".join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in headers.items())
+    return lua(name, f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(body))}\n'
+                     f'wrk.headers["Content-Type"] = "application/json"\n{header_lines}')
+
+
+def get_script(name, paths, headers):
+    ids = os.path.join(OUT, name + ".paths")
+    with open(ids, "w") as f:
+        f.write("\n".join(paths))
+    header_lines = "".join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in headers.items())
+    return lua(name, header_lines + f"""
+local paths = {{}}
+for line in io.lines("{ids}") do paths[#paths + 1] = line end
+math.randomseed(os.time())
+request = function() return wrk.format("GET", paths[math.random(#paths)]) end
+""")
+
+
+class Roost:
+    name = "roost"
+
+    def start(self, data):
+        self.port = free_port()
+        binary = os.path.join(ROOT, ".build", "release", "roost")
+        self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port), "--data-dir", data,
+                                      "--master-key", "bench-master", "--log-level", os.environ.get("ROOST_LOG_LEVEL", "info")],
+                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(OUT, "roost.log"), "w"))
+        self.base = f"http://127.0.0.1:{self.port}/parse"
+        wait_until_up(self.base + "/health")
+        self.headers = {"X-Parse-Application-Id": "roost"}
+
+    def seed(self):
+        ids = []
+        for start in range(0, OBJECTS, 50):
+            requests = [{"method": "POST", "path": "/parse/classes/Item",
+                         "body": {"title": f"item {i}", "n": random.randrange(OBJECTS), "done": i % 2 == 0}}
+                        for i in range(start, min(start + 50, OBJECTS))]
+            for result in http("POST", self.base + "/batch", {"requests": requests}, self.headers):
+                ids.append(result["success"]["objectId"])
+        return ids
+
+    def workloads(self, ids):
+        body = {"title": "hello", "n": 42, "done": False}
+        yield "create", self.base + "/classes/Item", post_script("roost-create.lua", "/parse/classes/Item", body, self.headers)
+        yield "get", self.base, get_script("roost-get.lua", [f"/parse/classes/Item/{i}" for i in ids], self.headers)
+        queries = [urllib.request.quote(json.dumps({"n": {"$lt": random.randrange(OBJECTS)}}), safe="") for _ in range(1000)]
+        yield "query", self.base, get_script("roost-query.lua", [f"/parse/classes/Item?where={q}&order=n&limit=20" for q in queries], self.headers)
+
+
+class PocketBase:
+    name = "pocketbase"
+
+    def start(self, data):
+        self.port = free_port()
+        binary = shutil.which("pocketbase", path=os.path.join(OUT, "venv", "bin")) or "pocketbase"
+        subprocess.run([binary, "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", data],
+                       check=True, capture_output=True)
+        self.proc = subprocess.Popen([binary, "serve", "--http", f"127.0.0.1:{self.port}", "--dir", data],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.base = f"http://127.0.0.1:{self.port}"
+        wait_until_up(self.base + "/api/health")
+        token = http("POST", self.base + "/api/collections/_superusers/auth-with-password",
+                     {"identity": "bench@example.com", "password": "bench-password-123"})["token"]
+        admin = {"Authorization": token}
+        # Request logs off: PocketBase's fastest setting.
+        http("PATCH", self.base + "/api/settings", {"logs": {"maxDays": 0}}, admin)
+        http("POST", self.base + "/api/collections", {
+            "name": "items", "type": "base", "listRule": "", "viewRule": "", "createRule": "",
+            "fields": [{"name": "title", "type": "text"}, {"name": "n", "type": "number"}, {"name": "done", "type": "bool"}],
+            "indexes": ["CREATE INDEX idx_items_n ON items (n)"],
+        }, admin)
+        self.headers = {}
+
+    def seed(self):
+        return [http("POST", self.base + "/api/collections/items/records",
+                     {"title": f"item {i}", "n": random.randrange(OBJECTS), "done": i % 2 == 0})["id"]
+                for i in range(OBJECTS)]
+
+    def workloads(self, ids):
+        body = {"title": "hello", "n": 42, "done": False}
+        yield "create", self.base + "/api/collections/items/records", post_script("pb-create.lua", "", body, {})
+        yield "get", self.base, get_script("pb-get.lua", [f"/api/collections/items/records/{i}" for i in ids], {})
+        filters = [urllib.request.quote(f"n<{random.randrange(OBJECTS)}", safe="") for _ in range(1000)]
+        yield "query", self.base, get_script("pb-query.lua", [f"/api/collections/items/records?filter={f}&sort=n&perPage=20&skipTotal=1" for f in filters], {})
+
+
+class Ceiling:
+    name = "ceiling"
+
+    def start(self, data):
+        self.port = free_port()
+        binary = os.path.join(OUT, "ceiling")
+        subprocess.run(["cc", "-O2", "-o", binary, os.path.join(ROOT, "bench", "ceiling.c"), "-lmicrohttpd"], check=True)
+        self.proc = subprocess.Popen([binary, str(self.port), "4"], stdout=subprocess.DEVNULL)
+        self.base = f"http://127.0.0.1:{self.port}"
+        wait_until_up(self.base + "/")
+
+    def seed(self):
+        return []
+
+    def workloads(self, ids):
+        yield "get", self.base, get_script("ceiling-get.lua", ["/fixed"], {})
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--only", default="ceiling,pocketbase,roost")
+    args = parser.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    servers = {"ceiling": Ceiling, "pocketbase": PocketBase, "roost": Roost}
+    results = {}
+    for name in args.only.split(","):
+        server = servers[name]()
+        data = tempfile.mkdtemp(prefix=f"bench-{name}-")
+        try:
+            server.start(data)
+            ids = server.seed()
+            for workload, url, script in server.workloads(ids):
+                result = wrk(url, script, args.duration)
+                result["rss"] = peak_rss_mb(server.proc.pid)
+                results[(name, workload)] = result
+                print(f"{name:<11} {workload:<7} {result['rps']:>9.0f} req/s  p50 {result['p50']:6.2f} ms  "
+                      f"p99 {result['p99']:6.2f} ms  peak RSS {result['rss']:6.1f} MB  non-2xx {result['non2xx']}", flush=True)
+        finally:
+            server.proc.send_signal(signal.SIGTERM)
+            server.proc.wait(timeout=30)
+            shutil.rmtree(data, ignore_errors=True)
+
+    def ratio(a, b):
+        return results[a]["rps"] / results[b]["rps"] if a in results and b in results else float("nan")
+    print()
+    print(f"roost/pocketbase create: {ratio(('roost', 'create'), ('pocketbase', 'create')):.2f}x (target >= 2)")
+    print(f"roost/pocketbase get:    {ratio(('roost', 'get'), ('pocketbase', 'get')):.2f}x (target >= 2)")
+    print(f"roost/pocketbase query:  {ratio(('roost', 'query'), ('pocketbase', 'query')):.2f}x (target >= 2)")
+    print(f"roost get / ceiling:     {ratio(('roost', 'get'), ('ceiling', 'get')) * 100:.0f}% (target >= 25%)")
+    print(f"roost query / roost get: {ratio(('roost', 'query'), ('roost', 'get')) * 100:.0f}% (target >= 40%)")
+
+
+if __name__ == "__main__":
+    main()

@@ -17,11 +17,12 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .target(name: "RoostCore", path: "Sources/RoostCore"),
         .target(
             name: "RoostServer",
             dependencies: [
-                "RoostCore", "CMicroHTTPD", "COpenSSL",
+                "RoostCore", "CMicroHTTPD", "COpenSSL", "CSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

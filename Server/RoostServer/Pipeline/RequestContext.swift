@@ -21,7 +21,7 @@ struct RequestContext {
     }
 
     /// Runs `body` inside the enclosing batch transaction (to see its writes), or on a reader.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
         return try storage.read(body)
     }

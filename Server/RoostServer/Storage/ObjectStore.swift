@@ -38,9 +38,9 @@ enum ObjectStore {
         try statement.execute(arguments: StatementArguments(values))
     }
 
-    static func fetch(_ objectId: String, from schema: ClassSchema, in db: Database) throws -> StoredRow? {
-        let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM \(schema.tableName) WHERE objectId = ?")
-        return try Row.fetchOne(statement, arguments: [objectId]).map { StoredRow($0, className: schema.className) }
+    static func fetch(_ objectId: String, from schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
+        let rows = try db.fetchRows("SELECT \(columns) FROM \(schema.tableName) WHERE objectId = ?", [.text(objectId)], cacheable: true)
+        return rows.first.map { StoredRow($0, className: schema.className) }
     }
 
     /// Returns whether a row was deleted.
@@ -50,21 +50,20 @@ enum ObjectStore {
         return db.changesCount > 0
     }
 
-    static func find(_ query: FindQuery, in schema: ClassSchema, in db: Database) throws -> [StoredRow] {
+    static func find(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> [StoredRow] {
         let filter = try QueryCompiler(schema: schema).compile(query.constraint)
         var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(filter.sql)"
         let order = QueryCompiler(schema: schema).orderBy(query.order)
         if !order.isEmpty { sql += " ORDER BY " + order }
         sql += " LIMIT ? OFFSET ?"
-        let statement = try db.cachedStatement(sql: sql)
-        let rows = try Row.fetchAll(statement, arguments: StatementArguments(filter.arguments + [query.limit, query.skip]))
-        return rows.map { StoredRow($0, className: schema.className) }
+        let arguments = filter.arguments + [.integer(Int64(query.limit)), .integer(Int64(query.skip))]
+        return try db.fetchRows(sql, arguments, cacheable: false).map { StoredRow($0, className: schema.className) }
     }
 
-    static func count(_ constraint: QueryConstraint, in schema: ClassSchema, in db: Database) throws -> Int {
+    static func count(_ constraint: QueryConstraint, in schema: ClassSchema, in db: some SQLQuerying) throws -> Int {
         let filter = try QueryCompiler(schema: schema).compile(constraint)
-        let statement = try db.cachedStatement(sql: "SELECT COUNT(*) FROM \(schema.tableName) WHERE \(filter.sql)")
-        return try Int.fetchOne(statement, arguments: StatementArguments(filter.arguments)) ?? 0
+        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE \(filter.sql)", filter.arguments, cacheable: false)
+        return Int(rows.first?.first?.integer ?? 0)
     }
 
     private static func arguments(for object: StoredObject) -> [DatabaseValueConvertible?] {

@@ -1,10 +1,9 @@
-import GRDB
 import RoostCore
 
 /// A piece of SQL with its bound values.
 struct SQLFragment {
     var sql: String
-    var arguments: [DatabaseValueConvertible?]
+    var arguments: [SQLValue]
 }
 
 /// Compiles a `QueryConstraint` into a SQL `WHERE` expression over one class table.
@@ -42,7 +41,7 @@ struct QueryCompiler {
     private func join(_ parts: [QueryConstraint], with op: String, empty: String) throws -> SQLFragment {
         guard !parts.isEmpty else { return SQLFragment(sql: empty, arguments: []) }
         var sql: [String] = []
-        var arguments: [DatabaseValueConvertible?] = []
+        var arguments: [SQLValue] = []
         for part in parts {
             let fragment = try compile(part)
             sql.append("(\(fragment.sql))")
@@ -55,27 +54,27 @@ struct QueryCompiler {
 
     /// The SQL expression and bound value that compare a key against `value`
     /// (Dates by their ISO text, Pointers by objectId, built-in dates by milliseconds).
-    private func operand(_ key: String, _ value: JSON) -> (String, DatabaseValueConvertible?) {
+    private func operand(_ key: String, _ value: JSON) -> (String, SQLValue) {
         switch key {
         case "objectId":
-            return ("objectId", value.stringValue)
+            return ("objectId", value.stringValue.map(SQLValue.text) ?? .null)
         case "createdAt", "updatedAt":
             let date = value["iso"]?.stringValue.flatMap(ParseDate.init(iso:)) ?? value.stringValue.flatMap(ParseDate.init(iso:))
-            return (key, date?.millisecondsSince1970)
+            return (key, date.map { .integer($0.millisecondsSince1970) } ?? .null)
         default:
             let path = jsonPath(key)
             switch value {
-            case .string(let text): return ("json_extract(data, '\(path)')", text)
-            case .number(let number): return ("json_extract(data, '\(path)')", number)
-            case .bool(let flag): return ("json_extract(data, '\(path)')", flag ? 1 : 0)
-            case .null: return ("json_extract(data, '\(path)')", nil)
+            case .string(let text): return ("json_extract(data, '\(path)')", .text(text))
+            case .number(let number): return ("json_extract(data, '\(path)')", .real(number))
+            case .bool(let flag): return ("json_extract(data, '\(path)')", .integer(flag ? 1 : 0))
+            case .null: return ("json_extract(data, '\(path)')", .null)
             case .object(let members):
                 switch members["__type"]?.stringValue {
-                case "Date": return ("json_extract(data, '\(path).iso')", members["iso"]?.stringValue)
-                case "Pointer": return ("json_extract(data, '\(path).objectId')", members["objectId"]?.stringValue)
-                default: return ("json_extract(data, '\(path)')", value.jsonText)
+                case "Date": return ("json_extract(data, '\(path).iso')", members["iso"]?.stringValue.map(SQLValue.text) ?? .null)
+                case "Pointer": return ("json_extract(data, '\(path).objectId')", members["objectId"]?.stringValue.map(SQLValue.text) ?? .null)
+                default: return ("json_extract(data, '\(path)')", .text(value.jsonText))
                 }
-            case .array, .encodedFragment: return ("json_extract(data, '\(path)')", value.jsonText)
+            case .array, .encodedFragment: return ("json_extract(data, '\(path)')", .text(value.jsonText))
             }
         }
     }
@@ -118,10 +117,10 @@ struct QueryCompiler {
         }
         let (expression, bound) = operand(key, value)
         var sql = "\(expression) = ?"
-        var arguments: [DatabaseValueConvertible?] = [bound]
+        var arguments: [SQLValue] = [bound]
         if case .bool = value {
             sql = "json_type(data, '\(jsonPath(key))') = ?"
-            arguments = [value == .bool(true) ? "true" : "false"]
+            arguments = [.text(value == .bool(true) ? "true" : "false")]
         }
         if isArrayField(key), value.arrayValue == nil {
             // An array field matches when any element equals the value.
@@ -131,7 +130,7 @@ struct QueryCompiler {
             case "Date": element = "json_extract(element.value, '$.iso')"
             default: element = "element.value"
             }
-            let elementBound: DatabaseValueConvertible? = value.boolValue.map { $0 ? 1 : 0 } ?? bound
+            let elementBound: SQLValue = value.boolValue.map { .integer($0 ? 1 : 0) } ?? bound
             sql = "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(element) = ?)"
             arguments = [elementBound]
         }

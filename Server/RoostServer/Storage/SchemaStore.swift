@@ -4,14 +4,15 @@ import Synchronization
 
 /// Reads and writes class schemas (`_schema`) and creates or drops their tables.
 enum SchemaStore {
-    static func load(_ className: String, in db: Database) throws -> ClassSchema? {
-        let statement = try db.cachedStatement(sql: "SELECT id, className, fields, classLevelPermissions, indexes FROM _schema WHERE className = ?")
-        return try Row.fetchOne(statement, arguments: [className]).map(decode)
+    private static let columns = "id, className, fields, classLevelPermissions, indexes"
+
+    static func load(_ className: String, in db: some SQLQuerying) throws -> ClassSchema? {
+        try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
+            .first.map(decode)
     }
 
-    static func all(in db: Database) throws -> [ClassSchema] {
-        try Row.fetchAll(db, sql: "SELECT id, className, fields, classLevelPermissions, indexes FROM _schema ORDER BY className")
-            .map(decode)
+    static func all(in db: some SQLQuerying) throws -> [ClassSchema] {
+        try db.fetchRows("SELECT \(columns) FROM _schema ORDER BY className", [], cacheable: true).map(decode)
     }
 
     /// Records a new class and creates its table.
@@ -54,19 +55,18 @@ enum SchemaStore {
 
     /// Decoded schemas by their stored text: every request reads its class's row (so it always sees
     /// its own snapshot), but only a changed row is parsed again.
-    private static let decoded = Mutex<[String: (text: [String?], schema: ClassSchema)]>([:])
+    private static let decoded = Mutex<[String: (row: [SQLValue], schema: ClassSchema)]>([:])
 
-    private static func decode(_ row: Row) throws -> ClassSchema {
-        let className: String = row[1]
-        let text: [String?] = [String(row[0] as Int64), row[2], row[3], row[4]]
-        if let cached = decoded.withLock({ $0[className] }), cached.text == text { return cached.schema }
+    private static func decode(_ row: [SQLValue]) throws -> ClassSchema {
+        let className = row[1].text ?? ""
+        if let cached = decoded.withLock({ $0[className] }), cached.row == row { return cached.schema }
         let schema = try parse(row, className: className)
-        decoded.withLock { $0[className] = (text, schema) }
+        decoded.withLock { $0[className] = (row, schema) }
         return schema
     }
 
-    private static func parse(_ row: Row, className: String) throws -> ClassSchema {
-        let fieldsText: String = row[2]
+    private static func parse(_ row: [SQLValue], className: String) throws -> ClassSchema {
+        let fieldsText = row[2].text ?? "{}"
         var fields: [String: FieldType] = [:]
         if case .object(let members) = try JSONParser.parse(fieldsText) {
             for (name, json) in members {
@@ -74,10 +74,10 @@ enum SchemaStore {
                 fields[name] = type
             }
         }
-        let clpText: String? = row[3]
-        let indexesText: String? = row[4]
+        let clpText = row[3].text
+        let indexesText = row[4].text
         return ClassSchema(
-            id: row[0], className: className, fields: fields,
+            id: row[0].integer ?? 0, className: className, fields: fields,
             classLevelPermissions: try clpText.map { try JSONParser.parse($0) },
             indexes: try indexesText.map { try JSONParser.parse($0) })
     }

@@ -16,6 +16,7 @@ public enum StorageError: Error, CustomStringConvertible {
 /// A write closure is one transaction: when it returns, the change is committed.
 public final class Storage: Sendable {
     let pool: DatabasePool
+    private let readers: ReaderPool
 
     /// Opens (creating if needed) the database file at `path` and brings its tables up to date.
     public init(path: String, readers: Int) throws {
@@ -25,6 +26,7 @@ public final class Storage: Sendable {
         configuration.prepareDatabase { db in try Storage.applyPragmas(db) }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Storage.migrator.migrate(pool)
+        self.readers = ReaderPool(path: path)
     }
 
     /// Every pragma in one place. WAL is set by `DatabasePool`; with WAL, `synchronous=NORMAL` keeps
@@ -59,13 +61,15 @@ public final class Storage: Sendable {
         try pool.write(body)
     }
 
-    /// Runs `body` on a reader connection, in a snapshot of the last commit.
-    public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.read(body)
+    /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit.
+    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
+        let reader = try readers.reader()
+        return try reader.inTransaction { try body(reader) }
     }
 
-    /// Checkpoints the WAL and closes every connection.
+    /// Checkpoints the WAL and closes every connection. No request may be running.
     public func close() throws {
+        readers.close()
         try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         try pool.close()
     }

@@ -1,4 +1,3 @@
-import GRDB
 import RoostCore
 
 /// One object as stored: the built-in columns plus its fields in wire encoding.
@@ -35,13 +34,14 @@ struct StoredRow {
     let aclText: String?
     let dataText: String
 
-    init(_ row: Row, className: String) {
+    /// From the columns `objectId, createdAt, updatedAt, acl, data`.
+    init(_ row: [SQLValue], className: String) {
         self.className = className
-        objectId = row[0]
-        createdAt = row[1]
-        updatedAt = row[2]
-        aclText = row[3]
-        dataText = row[4]
+        objectId = row[0].text ?? ""
+        createdAt = row[1].integer ?? 0
+        updatedAt = row[2].integer ?? 0
+        aclText = row[3].text
+        dataText = row[4].text ?? "{}"
     }
 
     /// - Throws: `StorageError.corruptRow` when the stored JSON does not parse.

@@ -23,7 +23,7 @@ public final class RoostServer: @unchecked Sendable {
         storage = try Storage(path: config.dataDirectory + "/roost.sqlite", readers: config.threads + 1)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
-        BatchRoute.register(in: &router) { [unowned self] request, context in try self.dispatch(request, context) }
+        BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }
     }
 
     /// Starts listening; returns the bound port.
@@ -56,7 +56,8 @@ public final class RoostServer: @unchecked Sendable {
             response = makeErrorResponse(error, logger: requestLogger)
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
-        // The path only: query strings can carry credentials (GET /login).
+        // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
+        // credentials (GET /login).
         requestLogger.info("\(request.method) \(request.path) \(response.status) \(String(format: "%.2f", elapsed))ms")
         return response
     }
@@ -67,7 +68,9 @@ public final class RoostServer: @unchecked Sendable {
         guard request.path == mount || request.path.hasPrefix(mount + "/") || request.path == "/health" else {
             throw APIError.routeNotFound(method: request.method, path: request.path)
         }
-        var segments = request.path.dropFirst(request.path == "/health" ? 0 : mount.count).split(separator: "/").map(String.init)
+        let relative = request.path.hasPrefix(mount + "/") ? request.path.dropFirst(mount.count) : Substring(request.path)
+        // Split before decoding, so an encoded "/" (%2F) stays inside its segment.
+        let segments = relative.split(separator: "/").map { HTTPRequest.percentDecode($0, plusIsSpace: false) }
         if segments == ["health"] { return encode(APIResponse(body: ["status": "ok"])) }
         if request.bodyTooLarge { throw APIError.payloadTooLarge(limit: config.maxBodyBytes) }
 
@@ -75,18 +78,20 @@ public final class RoostServer: @unchecked Sendable {
         var method = request.method
         var credentials = Credentials(headers: request.headers)
         if case .object(var members)? = body {
-            if let override = members.removeValue(forKey: "_method")?.stringValue { method = override.uppercased() }
-            if credentials.applicationId == nil { credentials.adopt(from: &members) }
+            // The JS SDK form: every call is a POST whose body names the method and carries the keys.
+            if method == "POST", let override = members.removeValue(forKey: "_method")?.stringValue {
+                method = override.uppercased()
+            }
+            if credentials.applicationId != config.applicationId { credentials.adopt(from: &members) }
             body = .object(members)
         }
         if method == "GET", case .object(let members)? = body, members.isEmpty { body = nil }
 
-        let isMaster = try credentials.authorize(config)
+        let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
         let host = request.headers["host"] ?? "\(config.host):\(config.port)"
         let context = RequestContext(
             config: config, storage: storage, isMaster: isMaster, requestId: requestId, logger: logger,
             publicURL: "http://\(host)\(mount)", transaction: nil)
-        segments = segments.filter { !$0.isEmpty }
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
         return encode(try dispatch(apiRequest, context))
     }

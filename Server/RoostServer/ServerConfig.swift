@@ -12,6 +12,9 @@ public struct ServerConfig: Sendable {
     public var clientKey: String?
     public var maxBodyBytes = 20 * 1024 * 1024
     public var allowClientClassCreation = true
+    /// Addresses the master key is accepted from; elsewhere it is refused with 403 (Parse's
+    /// `masterKeyIps`, localhost only by default).
+    public var masterKeyIPs: Set<String> = ["127.0.0.1", "::1", "::ffff:127.0.0.1"]
     /// HTTP worker threads (and SQLite reader connections).
     public var threads = 4
     /// Requests per `/batch`.

@@ -11,9 +11,14 @@ enum MasterKeyFile {
             if !key.isEmpty { return (key, path, false) }
         }
         let key = try SecureRandom.hex(24)
-        let created = FileManager.default.createFile(
-            atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        guard created else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+        // Created with mode 0600 in one step: never readable by others, not even for a moment.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+        defer { close(descriptor) }
+        let line = Array((key + "\n").utf8)
+        guard write(descriptor, line, line.count) == line.count else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
         return (key, path, true)
     }
 }

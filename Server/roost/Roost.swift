@@ -28,6 +28,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
     @Option(help: "Let clients create classes by writing to them: true or false (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default true).")
     var allowClientClassCreation: Bool?
+    @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
+    var masterKeyIps: String?
     @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
@@ -47,13 +49,17 @@ struct Serve: ParsableCommand {
         if let value = setting(allowClientClassCreation.map(String.init), "ALLOW_CLIENT_CLASS_CREATION") {
             config.allowClientClassCreation = try parse(value, "allow-client-class-creation", Bool.init)
         }
+        if let value = setting(masterKeyIps, "MASTER_KEY_IPS") {
+            config.masterKeyIPs = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
         if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
         let level = try parse(setting(logLevel, "LOG_LEVEL") ?? "info", "log-level", Logger.Level.init(rawValue:))
 
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
         let logger = Logger(label: "roost")
 
-        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: config.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if let key = setting(masterKey, "MASTER_KEY"), !key.isEmpty {
             config.masterKey = key
         } else {
@@ -89,8 +95,9 @@ struct Serve: ParsableCommand {
         return value
     }
 
+    /// `/parse/` → `/parse`; the root mount `/` becomes "" so `mount + "/classes"` stays right.
     private func normalizedMount(_ path: String) -> String {
         let trimmed = path.split(separator: "/").joined(separator: "/")
-        return "/" + trimmed
+        return trimmed.isEmpty ? "" : "/" + trimmed
     }
 }

@@ -57,6 +57,20 @@ static inline uint16_t roost_mhd_bound_port(struct MHD_Daemon *daemon)
     return info == NULL ? 0 : info->port;
 }
 
+/// The peer's numeric IP address into `buffer` (empty when unknown). MHD_get_connection_info is variadic.
+static inline void roost_mhd_client_address(struct MHD_Connection *connection, char *buffer, socklen_t size)
+{
+    buffer[0] = '\0';
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, size);
+    } else if (address->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, size);
+    }
+}
+
 /// A response holding a copy of `size` bytes at `data` (the Swift buffer may go away at once).
 static inline struct MHD_Response *roost_mhd_copied_response(size_t size, const void *data)
 {

@@ -63,11 +63,14 @@ public enum FieldOperation: Equatable, Sendable {
         case .add(let objects):
             return .array(try currentArray(current) + objects)
         case .addUnique(let objects):
+            // Sets keep this linear: a large body must not hold the single writer for long.
             var result = try currentArray(current)
-            for object in objects where !result.contains(object) { result.append(object) }
+            var present = Set(result)
+            for object in objects where present.insert(object).inserted { result.append(object) }
             return .array(result)
         case .remove(let objects):
-            return .array(try currentArray(current).filter { !objects.contains($0) })
+            let removed = Set(objects)
+            return .array(try currentArray(current).filter { !removed.contains($0) })
         }
     }
 

@@ -2,7 +2,7 @@
 ///
 /// Numbers are `Double`, as in JavaScript; integral values within ±2^53 are written back
 /// without a fraction, so counters and ids round-trip exactly.
-public enum JSON: Equatable, Sendable {
+public enum JSON: Hashable, Sendable {
     case null
     case bool(Bool)
     case number(Double)

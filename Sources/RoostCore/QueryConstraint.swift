@@ -10,6 +10,17 @@ public indirect enum QueryConstraint: Equatable, Sendable {
 
     /// Matches everything.
     public static let all = QueryConstraint.and([])
+
+    /// The number of nodes in the tree (a measure of the SQL expression's size).
+    public var complexity: Int {
+        switch self {
+        case .and(let parts), .or(let parts), .nor(let parts): return parts.reduce(1) { $0 + $1.complexity }
+        case .field: return 1
+        }
+    }
+
+    /// The most nodes a `where` may have; SQLite refuses expressions much deeper than this.
+    public static let maximumComplexity = 500
 }
 
 /// A condition on one field's value.
@@ -30,6 +41,14 @@ extension QueryConstraint {
     /// - Throws: `ParseError` 102 for a malformed or unsupported constraint, 105 for a bad key name,
     ///   and `WireValue`'s errors for malformed values.
     public static func parse(where json: JSON) throws -> QueryConstraint {
+        let constraint = try parseClause(json)
+        guard constraint.complexity <= maximumComplexity else {
+            throw ParseError(.invalidQuery, "The query is too complex: more than \(maximumComplexity) conditions.")
+        }
+        return constraint
+    }
+
+    private static func parseClause(_ json: JSON) throws -> QueryConstraint {
         guard case .object(let members) = json else {
             throw ParseError(.invalidQuery, "where must be a JSON object")
         }
@@ -41,7 +60,7 @@ extension QueryConstraint {
                 guard let clauses = value.arrayValue, !clauses.isEmpty else {
                     throw ParseError(.invalidQuery, "Bad \(key) format - use an array of at least 1 value.")
                 }
-                let parsed = try clauses.map { try parse(where: $0) }
+                let parsed = try clauses.map { try parseClause($0) }
                 parts.append(key == "$or" ? .or(parsed) : key == "$and" ? .and(parsed) : .nor(parsed))
             default:
                 parts.append(contentsOf: try parseField(key, value))
@@ -70,14 +89,14 @@ extension QueryConstraint {
             case "$gt": condition = .greaterThan(try constraintValue(operand))
             case "$gte": condition = .greaterThanOrEqualTo(try constraintValue(operand))
             case "$in", "$nin":
-                guard let values = operand.arrayValue else { throw ParseError(.invalidQuery, "bad \(op) value") }
+                guard let values = operand.arrayValue else { throw ParseError(.invalidJSON, "bad \(op) value") }
                 let parsed = try values.map { try constraintValue($0) }
                 condition = op == "$in" ? .containedIn(parsed) : .notContainedIn(parsed)
             case "$exists":
-                guard let flag = operand.boolValue else { throw ParseError(.invalidQuery, "bad $exists value") }
+                guard let flag = operand.boolValue else { throw ParseError(.invalidJSON, "bad $exists value") }
                 condition = .exists(flag)
             default:
-                if op.hasPrefix("$") { throw ParseError(.invalidQuery, "bad constraint: \(op)") }
+                if op.hasPrefix("$") { throw ParseError(.invalidJSON, "bad constraint: \(op)") }
                 // A plain key mixed with operators compares the plain part for equality, as Parse does.
                 condition = .equalTo(try constraintValue(.object(members.filter { !$0.key.hasPrefix("$") })))
             }

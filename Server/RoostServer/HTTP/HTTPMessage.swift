@@ -1,7 +1,7 @@
 /// An HTTP request as the adapter hands it over: plain values, no MHD types.
 public struct HTTPRequest: Sendable {
     public var method: String
-    /// The path, percent-decoded, without the query string.
+    /// The path without the query string, still percent-encoded.
     public var path: String
     /// The query string's parameters, form-decoded (`+` is a space); the last value wins.
     public var query: [String: String]
@@ -10,6 +10,8 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The body went over the configured limit and was not kept.
     public var bodyTooLarge: Bool
+    /// The peer's IP address (`127.0.0.1`, `::1`), empty when unknown.
+    public var clientAddress: String = ""
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: [UInt8] = [], bodyTooLarge: Bool = false) {
@@ -21,10 +23,11 @@ public struct HTTPRequest: Sendable {
         self.bodyTooLarge = bodyTooLarge
     }
 
-    /// Splits a raw request target (`/parse/classes/A?where=%7B%7D`) into its decoded path and query.
+    /// Splits a raw request target (`/parse/classes/A?where=%7B%7D`) into its path (still encoded)
+    /// and its decoded query parameters.
     public static func splitTarget(_ target: String) -> (path: String, query: [String: String]) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = percentDecode(parts[0], plusIsSpace: false)
+        let path = String(parts[0])
         var query: [String: String] = [:]
         if parts.count > 1 {
             for pair in parts[1].split(separator: "&") {

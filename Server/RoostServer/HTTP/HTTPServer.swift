@@ -106,6 +106,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         let (path, query) = HTTPRequest.splitTarget(state.target)
         state.request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query)
         _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, pointer)
+        var address = [CChar](repeating: 0, count: 64)
+        roost_mhd_client_address(connection, &address, socklen_t(address.count))
+        state.request?.clientAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if let length = state.request?.headers["content-length"].flatMap(Int.init), length > server.maxBodyBytes {
             state.request?.bodyTooLarge = true
             return server.send(server.handler(state.request!), on: connection)

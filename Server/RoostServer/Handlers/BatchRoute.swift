@@ -3,7 +3,8 @@ import RoostCore
 /// `POST /batch`: up to `maxBatchSize` sub-requests answered in order as `{success}` or `{error}`;
 /// with `"transaction": true` they share one transaction and any failure undoes them all.
 enum BatchRoute {
-    static func register(in router: inout Router, dispatch: @escaping (APIRequest, RequestContext) throws -> APIResponse) {
+    /// - Parameter routes: the router sub-requests are checked against (the server's own, without batch).
+    static func register(in router: inout Router, routes: Router, dispatch: @escaping (APIRequest, RequestContext) throws -> APIResponse) {
         router.add("POST", "batch") { request, context, _ in
             let body = try request.bodyObject()
             guard let items = body["requests"]?.arrayValue else {
@@ -12,20 +13,20 @@ enum BatchRoute {
             guard items.count <= context.config.maxBatchSize else {
                 throw ParseError(.invalidJSON, "too many requests in one batch: \(items.count), at most \(context.config.maxBatchSize)")
             }
-            let subRequests = try items.map { try subRequest($0, mountPath: context.config.mountPath) }
+            let subRequests = try items.map { try subRequest($0, mountPath: context.config.mountPath, router: routes) }
             if body["transaction"]?.boolValue == true {
                 return try context.write { db in
                     var shared = context
                     shared.transaction = db
                     let results = try subRequests.map { subRequest -> JSON in
-                        ["success": try dispatch(try subRequest.get(), shared).body]
+                        ["success": try dispatch(subRequest, shared).body]
                     }
                     return APIResponse(body: .array(results))
                 }
             }
             let results = subRequests.map { subRequest -> JSON in
                 do {
-                    return ["success": try dispatch(try subRequest.get(), context).body]
+                    return ["success": try dispatch(subRequest, context).body]
                 } catch {
                     let answer = errorResponse(for: error)
                     if answer.isServerFault { context.logger.error("batch item failed: \(error)") }
@@ -36,18 +37,21 @@ enum BatchRoute {
         }
     }
 
-    /// A sub-request, or the error it answers with (a bad item fails alone, not the whole batch).
-    private static func subRequest(_ item: JSON, mountPath: String) throws -> Result<APIRequest, Error> {
-        guard case .object(let fields) = item else { throw ParseError(.invalidJSON, "each batch request must be an object") }
-        guard let method = fields["method"]?.stringValue?.uppercased(), let path = fields["path"]?.stringValue else {
-            return .failure(ParseError(.invalidJSON, "each batch request needs a method and a path"))
+    /// A sub-request. As in Parse, one unroutable item fails the whole batch before anything runs.
+    private static func subRequest(_ item: JSON, mountPath: String, router: Router) throws -> APIRequest {
+        guard case .object(let fields) = item, let path = fields["path"]?.stringValue else {
+            throw ParseError(.invalidJSON, "batch request path must be a string")
         }
-        let (decodedPath, query) = HTTPRequest.splitTarget(path)
-        guard decodedPath.hasPrefix(mountPath + "/") else {
-            return .failure(ParseError(.invalidJSON, "cannot route batch path \(path)"))
+        guard let method = fields["method"]?.stringValue?.uppercased() else {
+            throw ParseError(.invalidJSON, "batch request method must be a string")
         }
-        let segments = decodedPath.dropFirst(mountPath.count).split(separator: "/").map(String.init)
-        if segments.first == "batch" { return .failure(ParseError(.invalidJSON, "cannot nest batch requests")) }
-        return .success(APIRequest(method: method, segments: segments, body: fields["body"], query: query))
+        let (rawPath, query) = HTTPRequest.splitTarget(path)
+        guard rawPath.hasPrefix(mountPath + "/") else { throw ParseError(.invalidJSON, "cannot route batch path \(path)") }
+        let segments = rawPath.dropFirst(mountPath.count).split(separator: "/").map { HTTPRequest.percentDecode($0, plusIsSpace: false) }
+        if segments.first == "batch" { throw ParseError(.invalidJSON, "nested batch requests are not allowed") }
+        guard router.match(method: method, segments: segments) != nil else {
+            throw ParseError(.invalidJSON, "cannot route \(method) \(rawPath)")
+        }
+        return APIRequest(method: method, segments: segments, body: fields["body"], query: query)
     }
 }

@@ -30,14 +30,19 @@ enum ClassRoutes {
         }
     }
 
+    /// Reading a class that does not exist is refused (119) when clients may not create classes.
+    static func checkMissingClassAccess(_ className: String, context: RequestContext) throws {
+        guard context.isMaster || context.config.allowClientClassCreation else {
+            throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
+        }
+    }
+
     static func find(_ className: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
         try checkReadableClassName(className)
         let options = try QueryOptions.parse(try request.parameters())
         return try context.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else {
-                guard context.isMaster || context.config.allowClientClassCreation else {
-                    throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
-                }
+                try checkMissingClassAccess(className, context: context)
                 var body: [String: JSON] = ["results": []]
                 if options.wantsCount { body["count"] = 0 }
                 return APIResponse(body: .object(body))
@@ -59,8 +64,12 @@ enum ClassRoutes {
     static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
         try checkReadableClassName(className)
         let options = try QueryOptions.parse(try request.parameters(), isGet: true)
-        let row = try context.read { db in
-            try SchemaStore.load(className, in: db).flatMap { try ObjectStore.fetch(objectId, from: $0, in: db) }
+        let row = try context.read { db -> StoredRow? in
+            guard let schema = try SchemaStore.load(className, in: db) else {
+                try checkMissingClassAccess(className, context: context)
+                return nil
+            }
+            return try ObjectStore.fetch(objectId, from: schema, in: db)
         }
         guard let row else { throw ObjectWriter.objectNotFound }
         return APIResponse(body: try options.render(row))

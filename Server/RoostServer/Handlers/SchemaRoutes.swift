@@ -21,7 +21,7 @@ enum SchemaRoutes {
             try context.requireMaster()
             let body = try request.bodyObject()
             guard let className = body["className"]?.stringValue else {
-                throw ParseError(.invalidClassName, "POST /schemas needs a className")
+                throw ParseError(.missingRequiredField, "POST /schemas needs a class name.")
             }
             return try create(className, body: body, context: context)
         }
@@ -36,7 +36,12 @@ enum SchemaRoutes {
         }
         router.add("PUT", "schemas/:className") { request, context, parameters in
             try context.requireMaster()
-            return try update(parameters["className"], body: try request.bodyObject(), context: context)
+            let body = try request.bodyObject()
+            let className = parameters["className"]
+            if let named = body["className"]?.stringValue, named != className {
+                throw ParseError(.invalidClassName, "Class name mismatch between \(named) and \(className).")
+            }
+            return try update(className, body: body, context: context)
         }
         router.add("DELETE", "schemas/:className") { _, context, parameters in
             try context.requireMaster()
@@ -57,6 +62,7 @@ enum SchemaRoutes {
         for (name, value) in body["fields"]?.objectValue ?? [:] {
             fields[name] = try fieldType(name, value)
         }
+        try ClassSchema.checkSingleGeoPoint(fields)
         let permissions = try body["classLevelPermissions"].map(validatePermissions)
         let schema = try context.write { db -> ClassSchema in
             if try SchemaStore.load(className, in: db) != nil {
@@ -78,13 +84,13 @@ enum SchemaRoutes {
                     }
                     try db.execute(sql: "UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')")
                 } else {
-                    let type = try fieldType(name, value)
-                    guard schema.fields[name] == nil else {
+                    guard schema.type(of: name) == nil else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) exists, cannot update.")
                     }
-                    schema.fields[name] = type
+                    schema.fields[name] = try fieldType(name, value)
                 }
             }
+            try ClassSchema.checkSingleGeoPoint(schema.fields)
             if let permissions = body["classLevelPermissions"] {
                 schema.classLevelPermissions = try validatePermissions(permissions)
             }
@@ -110,9 +116,10 @@ enum SchemaRoutes {
 
     /// A field declaration `{"type": "Pointer", "targetClass": "_User"}`.
     private static func fieldType(_ name: String, _ value: JSON) throws -> FieldType {
-        guard Names.isValidFieldName(name), !Names.reservedFields.contains(name) else {
-            throw ParseError(.invalidKeyName, "Invalid field name: \(name).")
+        if Names.reservedFields.contains(name) {
+            throw ParseError(.init(rawValue: 136), "field \(name) cannot be added")
         }
+        guard Names.isValidFieldName(name) else { throw ParseError(.invalidKeyName, "invalid field name: \(name)") }
         guard let typeName = value["type"]?.stringValue else { throw ParseError(.invalidJSON, "invalid JSON") }
         if (typeName == "Pointer" || typeName == "Relation"), value["targetClass"]?.stringValue == nil {
             throw ParseError(.missingRequiredField, "type \(typeName) needs a class name")

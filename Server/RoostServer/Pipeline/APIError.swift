@@ -6,7 +6,7 @@ enum APIError: Error {
     case unauthorized
     /// 403 `{"error":"unauthorized: master key is required"}`.
     case masterKeyRequired
-    /// 413: the body went over `--max-body`.
+    /// 413 `{"error":"request entity too large"}` (Parse's body-parser answer): the body went over `--max-body`.
     case payloadTooLarge(limit: Int)
     /// 404: no such route.
     case routeNotFound(method: String, path: String)
@@ -29,8 +29,8 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
         switch apiError {
         case .unauthorized: return (403, ["error": "unauthorized"], false)
         case .masterKeyRequired: return (403, ["error": "unauthorized: master key is required"], false)
-        case .payloadTooLarge(let limit):
-            return (413, ParseError(.invalidJSON, "Request body is larger than the limit of \(limit) bytes.").json, false)
+        case .payloadTooLarge:
+            return (413, ["error": "request entity too large"], false)
         case .routeNotFound(let method, let path):
             return (404, ["error": .string("Cannot \(method) \(path)")], false)
         }

@@ -21,15 +21,13 @@ struct APIRequest {
         }
     }
 
-    /// Query parameters merged from the URL (each value JSON-decoded when it parses, else kept as a string)
-    /// and the body, as Parse reads them; the body wins.
+    /// Query parameters merged from the body and the URL (each URL value JSON-decoded when it parses,
+    /// else kept as a string), as Parse reads them; the URL wins.
     func parameters() throws -> [String: JSON] {
         var result: [String: JSON] = [:]
+        if case .object(let members)? = body { result = members }
         for (key, text) in query {
             result[key] = (try? JSONParser.parse(text)) ?? .string(text)
-        }
-        if case .object(let members)? = body {
-            result.merge(members) { _, fromBody in fromBody }
         }
         return result
     }

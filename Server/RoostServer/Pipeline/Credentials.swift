@@ -30,12 +30,16 @@ struct Credentials {
     }
 
     /// Checks the application id and, when configured, the client key; returns whether the master key was given.
-    /// - Throws: `APIError.unauthorized`.
-    func authorize(_ config: ServerConfig) throws -> Bool {
+    /// A wrong master key is not an error (the request runs without it), as in Parse.
+    /// - Throws: `APIError.unauthorized`, also for the right master key from an address not in `masterKeyIPs`.
+    func authorize(_ config: ServerConfig, clientAddress: String) throws -> Bool {
         guard let applicationId, SecureRandom.constantTimeEquals(applicationId, config.applicationId) else {
             throw APIError.unauthorized
         }
         let isMaster = masterKey.map { !config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey) } ?? false
+        if isMaster, !config.masterKeyIPs.contains(clientAddress), !config.masterKeyIPs.contains("0.0.0.0/0") {
+            throw APIError.unauthorized
+        }
         let configuredKeys = [config.restAPIKey, config.clientKey].compactMap { $0 }
         if !configuredKeys.isEmpty, !isMaster {
             let matches = clientKeys.contains { given in configuredKeys.contains { SecureRandom.constantTimeEquals(given, $0) } }

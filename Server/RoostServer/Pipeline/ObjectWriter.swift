@@ -72,8 +72,11 @@ enum ObjectWriter {
             switch key {
             case "createdAt", "updatedAt":
                 continue  // Set by the server; Parse ignores client values.
-            case "objectId", "id":
-                throw ParseError(.invalidKeyName, "\(key) is an invalid field name.")
+            case "objectId":
+                if isCreate, value != .null, value != "" { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
+                continue  // On update it names the object already; Parse ignores it.
+            case "id" where isCreate && value != .null && value != "":
+                throw ParseError(.invalidKeyName, "id is an invalid field name.")
             case "ACL":
                 changes.acl = .some(value == .null ? nil : try ACL.validate(value))
                 continue
@@ -94,7 +97,7 @@ enum ObjectWriter {
             guard context.isMaster || context.config.allowClientClassCreation else {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
             }
-            try checkSingleGeoPoint(className, changes.types)
+            try ClassSchema.checkSingleGeoPoint(changes.types)
             return try SchemaStore.create(className, fields: changes.types, classLevelPermissions: nil, in: db)
         }
         var added = false
@@ -109,17 +112,10 @@ enum ObjectWriter {
             }
         }
         if added {
-            try checkSingleGeoPoint(className, schema.fields)
+            try ClassSchema.checkSingleGeoPoint(schema.fields)
             try SchemaStore.save(schema, in: db)
         }
         return schema
-    }
-
-    /// Parse allows one GeoPoint field per class.
-    private static func checkSingleGeoPoint(_ className: String, _ fields: [String: FieldType]) throws {
-        if fields.values.filter({ $0 == .geoPoint }).count > 1 {
-            throw ParseError(.incorrectType, "there can only be one geopoint field in a class")
-        }
     }
 
     /// Step 3: the fields after the operations (on create, `Increment` starts from 0 and arrays from empty).

@@ -27,8 +27,14 @@ struct QueryOptions {
             }
             switch name {
             case "where":
-                guard case .object = value else { throw ParseError(.invalidQuery, "where must be a JSON object") }
-                options.find.constraint = try QueryConstraint.parse(where: value)
+                // A body may carry `where` as a JSON string, as the URL always does.
+                var constraint = value
+                if case .string(let text) = value {
+                    guard let parsed = try? JSONParser.parse(text) else { throw ParseError(.invalidJSON, "where is not valid JSON") }
+                    constraint = parsed
+                }
+                guard case .object = constraint else { throw ParseError(.invalidQuery, "where must be a JSON object") }
+                options.find.constraint = try QueryConstraint.parse(where: constraint)
             case "order":
                 options.find.order = try list(value, name).map { term in
                     let descending = term.hasPrefix("-")
@@ -41,7 +47,9 @@ struct QueryOptions {
             case "limit": options.find.limit = try integer(value, name)
             case "skip": options.find.skip = try integer(value, name)
             case "count": options.wantsCount = isTruthy(value)
-            case "keys": options.keys = Set(try list(value, name).map { String($0.split(separator: ".")[0]) })
+            case "keys":
+                // `a.b` selects `a` (the part inside `a` needs `include`).
+                options.keys = Set(try list(value, name).compactMap { $0.split(separator: ".").first.map(String.init) })
             case "excludeKeys": options.excludeKeys = Set(try list(value, name))
             default: continue  // Accepted for compatibility; no effect on this storage engine.
             }

@@ -20,6 +20,15 @@ public struct ClassSchema: Sendable, Equatable {
     /// The type of a top-level key, including the built-in ones.
     func type(of key: String) -> FieldType? { fields[key] ?? ClassSchema.defaultFields[key] }
 
+    /// Parse allows one GeoPoint field per class.
+    /// - Throws: `ParseError` 111 when `fields` has more.
+    static func checkSingleGeoPoint(_ fields: [String: FieldType]) throws {
+        let geoPoints = fields.filter { $0.value == .geoPoint }.keys.sorted()
+        if geoPoints.count > 1 {
+            throw ParseError(.incorrectType, "currently, only one GeoPoint field may exist in an object. Adding \(geoPoints[1]) when \(geoPoints[0]) already exists.")
+        }
+    }
+
     /// Everyone may do everything, as Parse shows for a class without explicit permissions.
     static let openPermissions: JSON = [
         "find": ["*": true], "count": ["*": true], "get": ["*": true], "create": ["*": true],
@@ -37,9 +46,8 @@ public struct ClassSchema: Sendable, Equatable {
             "fields": .object(allFields),
             "classLevelPermissions": classLevelPermissions ?? ClassSchema.openPermissions,
         ]
-        var allIndexes: [String: JSON] = ["_id_": ["_id": 1]]
-        if case .object(let custom)? = indexes { allIndexes.merge(custom) { _, new in new } }
-        result["indexes"] = .object(allIndexes)
+        // Parse leaves `indexes` out when the class has none of its own.
+        if case .object(let custom)? = indexes, !custom.isEmpty { result["indexes"] = .object(custom) }
         return .object(result)
     }
 }

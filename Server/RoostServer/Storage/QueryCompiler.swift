@@ -94,11 +94,10 @@ struct QueryCompiler {
         case .greaterThan(let value): return comparison(key, ">", value)
         case .greaterThanOrEqualTo(let value): return comparison(key, ">=", value)
         case .containedIn(let values):
-            let parts = values.map { QueryConstraint.field(key, .equalTo($0)) }
-            return try compile(.or(parts))
+            return try membership(key, values)
         case .notContainedIn(let values):
-            let parts = values.map { QueryConstraint.field(key, .equalTo($0)) }
-            return try compile(.nor(parts))
+            let inner = try membership(key, values)
+            return SQLFragment(sql: "NOT COALESCE((\(inner.sql)), 0)", arguments: inner.arguments)
         case .exists(let flag):
             switch key {
             case "objectId", "createdAt", "updatedAt": return SQLFragment(sql: flag ? "1" : "0", arguments: [])
@@ -135,6 +134,41 @@ struct QueryCompiler {
             arguments = [elementBound]
         }
         return SQLFragment(sql: sql, arguments: arguments)
+    }
+
+    /// `$in`: one bound JSON array read through `json_each`, so the SQL stays the same size however
+    /// many values there are. Values of mixed kinds (or `null`) fall back to OR-ed equalities.
+    private func membership(_ key: String, _ values: [JSON]) throws -> SQLFragment {
+        guard !values.isEmpty else { return SQLFragment(sql: "0", arguments: []) }
+        let operands = values.map { operand(key, $0) }
+        let expression = operands[0].0
+        let isUniform = !values.contains(.null) && !values.contains { $0.boolValue != nil || $0.arrayValue != nil }
+            && operands.allSatisfy { $0.0 == expression }
+        guard isUniform else {
+            guard values.count <= 100 else {
+                throw ParseError(.invalidQuery, "$in and $nin take at most 100 values of mixed types.")
+            }
+            return try compile(.or(values.map { QueryConstraint.field(key, .equalTo($0)) }))
+        }
+        let list = JSON.array(operands.map { _, bound in
+            switch bound {
+            case .text(let text): .string(text)
+            case .integer(let number): .number(Double(number))
+            case .real(let number): .number(number)
+            case .null: .null
+            }
+        }).jsonText
+        if isArrayField(key) {
+            let element: String
+            switch values[0]["__type"]?.stringValue {
+            case "Pointer": element = "json_extract(element.value, '$.objectId')"
+            case "Date": element = "json_extract(element.value, '$.iso')"
+            default: element = "element.value"
+            }
+            let sql = "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(element) IN (SELECT value FROM json_each(?)))"
+            return SQLFragment(sql: sql, arguments: [.text(list)])
+        }
+        return SQLFragment(sql: "\(expression) IN (SELECT value FROM json_each(?))", arguments: [.text(list)])
     }
 
     private func comparison(_ key: String, _ op: String, _ value: JSON) -> SQLFragment {

@@ -20,7 +20,7 @@ public final class RoostServer: @unchecked Sendable {
         self.config = config
         self.logger = logger
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
-        storage = try Storage(path: config.dataDirectory + "/roost.sqlite", readers: config.threads + 1)
+        storage = try Storage(path: config.dataDirectory + "/roost.sqlite")
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }

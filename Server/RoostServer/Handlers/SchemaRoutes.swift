@@ -1,4 +1,3 @@
-import GRDB
 import RoostCore
 
 /// `/schemas` (master key only): list, read, create, change and drop class schemas.
@@ -82,7 +81,7 @@ enum SchemaRoutes {
                     guard schema.fields.removeValue(forKey: name) != nil else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
                     }
-                    try db.execute(sql: "UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')")
+                    try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
                 } else {
                     guard schema.type(of: name) == nil else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) exists, cannot update.")

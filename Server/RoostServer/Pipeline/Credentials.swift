@@ -4,7 +4,8 @@ import RoostCore
 struct Credentials {
     var applicationId: String?
     var masterKey: String?
-    var clientKeys: [String] = []
+    var restAPIKey: String?
+    var clientKey: String?
     var sessionToken: String?
     var installationId: String?
 
@@ -13,8 +14,8 @@ struct Credentials {
         masterKey = headers["x-parse-master-key"]
         sessionToken = headers["x-parse-session-token"]
         installationId = headers["x-parse-installation-id"]
-        clientKeys = ["x-parse-rest-api-key", "x-parse-client-key", "x-parse-javascript-key", "x-parse-windows-key"]
-            .compactMap { headers[$0] }
+        restAPIKey = headers["x-parse-rest-api-key"]
+        clientKey = headers["x-parse-client-key"]
     }
 
     /// The JS SDK form: keys travel in the body, and are removed from it before routing.
@@ -23,10 +24,8 @@ struct Credentials {
         masterKey = body.removeValue(forKey: "_MasterKey")?.stringValue ?? masterKey
         sessionToken = body.removeValue(forKey: "_SessionToken")?.stringValue ?? sessionToken
         installationId = body.removeValue(forKey: "_InstallationId")?.stringValue ?? installationId
-        for key in ["_JavaScriptKey", "_ClientKey"] {
-            if let value = body.removeValue(forKey: key)?.stringValue { clientKeys.append(value) }
-        }
-        for key in ["_ClientVersion", "_RevocableSession", "_context", "_noBody"] { body.removeValue(forKey: key) }
+        clientKey = body.removeValue(forKey: "_ClientKey")?.stringValue ?? clientKey
+        for key in ["_JavaScriptKey", "_ClientVersion", "_RevocableSession", "_context", "_noBody"] { body.removeValue(forKey: key) }
     }
 
     /// Checks the application id and, when configured, the client key; returns whether the master key was given.
@@ -40,9 +39,13 @@ struct Credentials {
         if isMaster, !config.masterKeyIPs.contains(clientAddress), !config.masterKeyIPs.contains("0.0.0.0/0") {
             throw APIError.unauthorized
         }
-        let configuredKeys = [config.restAPIKey, config.clientKey].compactMap { $0 }
-        if !configuredKeys.isEmpty, !isMaster {
-            let matches = clientKeys.contains { given in configuredKeys.contains { SecureRandom.constantTimeEquals(given, $0) } }
+        // As Parse: once any client key is configured, one of them must match its own header.
+        let pairs = [(config.restAPIKey, restAPIKey), (config.clientKey, clientKey)]
+        let configured = pairs.filter { $0.0 != nil }
+        if !configured.isEmpty, !isMaster {
+            let matches = configured.contains { expected, given in
+                given.map { SecureRandom.constantTimeEquals($0, expected!) } ?? false
+            }
             guard matches else { throw APIError.unauthorized }
         }
         return isMaster

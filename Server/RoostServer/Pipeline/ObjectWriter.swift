@@ -1,4 +1,3 @@
-import GRDB
 import RoostCore
 
 /// The save path for ordinary classes, as named steps that take inputs and return outputs:
@@ -92,7 +91,7 @@ enum ObjectWriter {
 
     /// Step 2: the class schema, created on first write and extended with new fields.
     /// - Throws: 119 when the class does not exist and the client may not create classes; 111 on a type mismatch.
-    static func schemaForWrite(_ className: String, _ changes: Changes, context: RequestContext, in db: Database) throws -> ClassSchema {
+    static func schemaForWrite(_ className: String, _ changes: Changes, context: RequestContext, in db: SQLiteConnection) throws -> ClassSchema {
         guard var schema = try SchemaStore.load(className, in: db) else {
             guard context.isMaster || context.config.allowClientClassCreation else {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")

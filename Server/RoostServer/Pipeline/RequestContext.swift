@@ -1,4 +1,3 @@
-import GRDB
 import Logging
 import RoostCore
 
@@ -12,10 +11,10 @@ struct RequestContext {
     /// `http://<Host><mount>`, the base of `Location` headers, as Parse builds it.
     let publicURL: String
     /// Set inside a transactional batch: every sub-request shares this write transaction.
-    var transaction: Database?
+    var transaction: SQLiteConnection?
 
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
         return try storage.write(body)
     }

@@ -1,4 +1,3 @@
-import GRDB
 import RoostCore
 
 /// A query over one class in storage terms: constraint tree, order, paging.
@@ -20,22 +19,20 @@ enum ObjectStore {
     private static let columns = "objectId, createdAt, updatedAt, acl, data"
 
     /// - Throws: `ParseError` 137 when the objectId is taken.
-    static func insert(_ object: StoredObject, into schema: ClassSchema, in db: Database) throws {
-        let statement = try db.cachedStatement(
-            sql: "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES (?, ?, ?, ?, ?, ?)")
+    static func insert(_ object: StoredObject, into schema: ClassSchema, in db: SQLiteConnection) throws {
+        let sql = "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES (?, ?, ?, ?, ?, ?)"
         do {
-            try statement.execute(arguments: StatementArguments(arguments(for: object)))
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            try db.execute(sql, arguments(for: object))
+        } catch let error as SQLiteError where error.isPrimaryKeyViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
     }
 
-    static func update(_ object: StoredObject, in schema: ClassSchema, in db: Database) throws {
-        let statement = try db.cachedStatement(
-            sql: "UPDATE \(schema.tableName) SET createdAt = ?, updatedAt = ?, acl = ?, rperm = ?, data = ? WHERE objectId = ?")
+    static func update(_ object: StoredObject, in schema: ClassSchema, in db: SQLiteConnection) throws {
+        let sql = "UPDATE \(schema.tableName) SET createdAt = ?, updatedAt = ?, acl = ?, rperm = ?, data = ? WHERE objectId = ?"
         var values = arguments(for: object)
-        values.append(values.removeFirst())
-        try statement.execute(arguments: StatementArguments(values))
+        values.append(values.removeFirst())  // objectId goes last, for the WHERE.
+        try db.execute(sql, values)
     }
 
     static func fetch(_ objectId: String, from schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
@@ -44,10 +41,9 @@ enum ObjectStore {
     }
 
     /// Returns whether a row was deleted.
-    static func delete(_ objectId: String, from schema: ClassSchema, in db: Database) throws -> Bool {
-        let statement = try db.cachedStatement(sql: "DELETE FROM \(schema.tableName) WHERE objectId = ?")
-        try statement.execute(arguments: [objectId])
-        return db.changesCount > 0
+    static func delete(_ objectId: String, from schema: ClassSchema, in db: SQLiteConnection) throws -> Bool {
+        try db.execute("DELETE FROM \(schema.tableName) WHERE objectId = ?", [.text(objectId)])
+        return db.changes > 0
     }
 
     static func find(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> [StoredRow] {
@@ -66,11 +62,13 @@ enum ObjectStore {
         return Int(rows.first?.first?.integer ?? 0)
     }
 
-    private static func arguments(for object: StoredObject) -> [DatabaseValueConvertible?] {
+    /// `objectId, createdAt, updatedAt, acl, rperm, data`.
+    private static func arguments(for object: StoredObject) -> [SQLValue] {
         let readers = object.acl.map { JSON.array(ACL.subjects(of: $0, granting: "read").map { .string($0) }).jsonText }
         return [
-            object.objectId, object.createdAt.millisecondsSince1970, object.updatedAt.millisecondsSince1970,
-            object.acl?.jsonText, readers, JSON.object(object.fields).jsonText,
+            .text(object.objectId), .integer(object.createdAt.millisecondsSince1970),
+            .integer(object.updatedAt.millisecondsSince1970), object.acl.map { .text($0.jsonText) } ?? .null,
+            readers.map(SQLValue.text) ?? .null, .text(JSON.object(object.fields).jsonText),
         ]
     }
 }

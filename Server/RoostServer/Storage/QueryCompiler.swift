@@ -64,6 +64,9 @@ struct QueryCompiler {
         default:
             let path = jsonPath(key)
             switch value {
+            case .string(let text) where text.contains("\0"):
+                // json_extract stops at NUL; `->` keeps the JSON text, which we match encoded.
+                return ("(data -> '\(path)')", .text(value.jsonText))
             case .string(let text): return ("json_extract(data, '\(path)')", .text(text))
             case .number(let number): return ("json_extract(data, '\(path)')", .real(number))
             case .bool(let flag): return ("json_extract(data, '\(path)')", .integer(flag ? 1 : 0))
@@ -80,6 +83,37 @@ struct QueryCompiler {
     }
 
     private func isArrayField(_ key: String) -> Bool { schema.fields[key] == .array }
+
+    /// SQLite compares across storage classes (`true` is 1, text sorts after numbers) but Parse never
+    /// matches a value of another type: the `json_type` test that keeps numbers to numbers and
+    /// strings to strings. `typeExpression` is `json_type(...)` or a json_each row's `type`.
+    private func typeGuard(_ typeExpression: String, for value: JSON) -> String? {
+        switch value {
+        case .number: "\(typeExpression) IN ('integer', 'real')"
+        case .string: "\(typeExpression) = 'text'"
+        default: nil
+        }
+    }
+
+    private func isBuiltIn(_ key: String) -> Bool { key == "objectId" || key == "createdAt" || key == "updatedAt" }
+
+    /// The expression for one element of an array field, in a `json_each(...) AS element` scan.
+    private func elementExpression(for value: JSON) -> String {
+        switch value {
+        case .string(let text) where text.contains("\0"): return "(data -> element.fullkey)"
+        default: break
+        }
+        switch value["__type"]?.stringValue {
+        case "Pointer": return "json_extract(element.value, '$.objectId')"
+        case "Date": return "json_extract(element.value, '$.iso')"
+        default: return "element.value"
+        }
+    }
+
+    /// `guard AND sql` when there is a guard.
+    private func guarded(_ sql: String, _ guardSQL: String?) -> String {
+        guardSQL.map { "\($0) AND \(sql)" } ?? sql
+    }
 
     private func compile(_ key: String, _ condition: FieldCondition) throws -> SQLFragment {
         switch condition {
@@ -115,25 +149,23 @@ struct QueryCompiler {
             return SQLFragment(sql: "\(type) IS NULL OR \(type) = 'null'", arguments: [])
         }
         let (expression, bound) = operand(key, value)
-        var sql = "\(expression) = ?"
-        var arguments: [SQLValue] = [bound]
-        if case .bool = value {
-            sql = "json_type(data, '\(jsonPath(key))') = ?"
-            arguments = [.text(value == .bool(true) ? "true" : "false")]
-        }
         if isArrayField(key), value.arrayValue == nil {
             // An array field matches when any element equals the value.
-            let element: String
-            switch value["__type"]?.stringValue {
-            case "Pointer": element = "json_extract(element.value, '$.objectId')"
-            case "Date": element = "json_extract(element.value, '$.iso')"
-            default: element = "element.value"
+            let test: String
+            var arguments: [SQLValue] = [bound]
+            if let flag = value.boolValue {
+                test = "element.type = ?"
+                arguments = [.text(flag ? "true" : "false")]
+            } else {
+                test = guarded("\(elementExpression(for: value)) = ?", typeGuard("element.type", for: value))
             }
-            let elementBound: SQLValue = value.boolValue.map { .integer($0 ? 1 : 0) } ?? bound
-            sql = "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(element) = ?)"
-            arguments = [elementBound]
+            return SQLFragment(sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))", arguments: arguments)
         }
-        return SQLFragment(sql: sql, arguments: arguments)
+        if let flag = value.boolValue, !isBuiltIn(key) {
+            return SQLFragment(sql: "json_type(data, '\(jsonPath(key))') = ?", arguments: [.text(flag ? "true" : "false")])
+        }
+        let typeTest = isBuiltIn(key) ? nil : typeGuard("json_type(data, '\(jsonPath(key))')", for: value)
+        return SQLFragment(sql: guarded("\(expression) = ?", typeTest), arguments: [bound])
     }
 
     /// `$in`: one bound JSON array read through `json_each`, so the SQL stays the same size however
@@ -142,8 +174,16 @@ struct QueryCompiler {
         guard !values.isEmpty else { return SQLFragment(sql: "0", arguments: []) }
         let operands = values.map { operand(key, $0) }
         let expression = operands[0].0
-        let isUniform = !values.contains(.null) && !values.contains { $0.boolValue != nil || $0.arrayValue != nil }
-            && operands.allSatisfy { $0.0 == expression }
+        func kind(_ value: JSON) -> String {
+            switch value {
+            case .number: "number"
+            case .string(let text): text.contains("\0") ? "nul" : "string"
+            default: value["__type"]?.stringValue ?? "other"
+            }
+        }
+        let firstKind = kind(values[0])
+        let isUniform = ["number", "string", "Date", "Pointer"].contains(firstKind)
+            && values.allSatisfy { kind($0) == firstKind } && operands.allSatisfy { $0.0 == expression }
         guard isUniform else {
             guard values.count <= 100 else {
                 throw ParseError(.invalidQuery, "$in and $nin take at most 100 values of mixed types.")
@@ -159,20 +199,18 @@ struct QueryCompiler {
             }
         }).jsonText
         if isArrayField(key) {
-            let element: String
-            switch values[0]["__type"]?.stringValue {
-            case "Pointer": element = "json_extract(element.value, '$.objectId')"
-            case "Date": element = "json_extract(element.value, '$.iso')"
-            default: element = "element.value"
-            }
-            let sql = "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(element) IN (SELECT value FROM json_each(?)))"
-            return SQLFragment(sql: sql, arguments: [.text(list)])
+            let test = guarded("\(elementExpression(for: values[0])) IN (SELECT value FROM json_each(?))",
+                               typeGuard("element.type", for: values[0]))
+            return SQLFragment(sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))",
+                               arguments: [.text(list)])
         }
-        return SQLFragment(sql: "\(expression) IN (SELECT value FROM json_each(?))", arguments: [.text(list)])
+        let typeTest = isBuiltIn(key) ? nil : typeGuard("json_type(data, '\(jsonPath(key))')", for: values[0])
+        return SQLFragment(sql: guarded("\(expression) IN (SELECT value FROM json_each(?))", typeTest), arguments: [.text(list)])
     }
 
     private func comparison(_ key: String, _ op: String, _ value: JSON) -> SQLFragment {
         let (expression, bound) = operand(key, value)
-        return SQLFragment(sql: "\(expression) \(op) ?", arguments: [bound])
+        let typeTest = isBuiltIn(key) ? nil : typeGuard("json_type(data, '\(jsonPath(key))')", for: value)
+        return SQLFragment(sql: guarded("\(expression) \(op) ?", typeTest), arguments: [bound])
     }
 }

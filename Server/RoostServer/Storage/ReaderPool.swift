@@ -1,6 +1,6 @@
 import Foundation
 
-/// One `SQLiteReader` per thread, created on the thread's first read and closed with the pool.
+/// One `SQLiteConnection` per thread, created on the thread's first read and closed with the pool.
 ///
 /// The HTTP server runs a fixed set of worker threads, so this holds at most one connection per
 /// worker (plus one for any other thread that reads, such as a test).
@@ -8,7 +8,7 @@ final class ReaderPool: @unchecked Sendable {
     private let path: String
     private var key = pthread_key_t()
     private let lock = NSLock()
-    private var all: [SQLiteReader] = []
+    private var all: [SQLiteConnection] = []
 
     init(path: String) {
         self.path = path
@@ -16,11 +16,11 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     /// The calling thread's reader.
-    func reader() throws -> SQLiteReader {
+    func reader() throws -> SQLiteConnection {
         if let pointer = pthread_getspecific(key) {
-            return Unmanaged<SQLiteReader>.fromOpaque(pointer).takeUnretainedValue()
+            return Unmanaged<SQLiteConnection>.fromOpaque(pointer).takeUnretainedValue()
         }
-        let reader = try SQLiteReader(path: path)
+        let reader = try SQLiteConnection(path: path, readOnly: true, pragmas: Storage.pragmas)
         lock.withLock { all.append(reader) }  // Keeps it alive; the thread slot holds an unretained pointer.
         pthread_setspecific(key, Unmanaged.passUnretained(reader).toOpaque())
         return reader

@@ -1,4 +1,3 @@
-import GRDB
 import RoostCore
 import Synchronization
 
@@ -17,13 +16,13 @@ enum SchemaStore {
 
     /// Records a new class and creates its table.
     static func create(_ className: String, fields: [String: FieldType], classLevelPermissions: JSON?,
-                       in db: Database) throws -> ClassSchema {
+                       in db: SQLiteConnection) throws -> ClassSchema {
         try db.execute(
-            sql: "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
-            arguments: [className, encode(fields), classLevelPermissions?.jsonText])
+            "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
+            [.text(className), .text(encode(fields)), classLevelPermissions.map { .text($0.jsonText) } ?? .null])
         let schema = ClassSchema(id: db.lastInsertedRowID, className: className, fields: fields,
                                  classLevelPermissions: classLevelPermissions, indexes: nil)
-        try db.execute(sql: """
+        try db.execute("""
             CREATE TABLE \(schema.tableName) (
                 objectId TEXT PRIMARY KEY NOT NULL,
                 createdAt INTEGER NOT NULL,
@@ -32,21 +31,22 @@ enum SchemaStore {
                 rperm TEXT,
                 data TEXT NOT NULL
             )
-            """)
+            """, cacheable: false)
         return schema
     }
 
     /// Stores the schema's fields, permissions and indexes.
-    static func save(_ schema: ClassSchema, in db: Database) throws {
+    static func save(_ schema: ClassSchema, in db: SQLiteConnection) throws {
         try db.execute(
-            sql: "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
-            arguments: [encode(schema.fields), schema.classLevelPermissions?.jsonText, schema.indexes?.jsonText, schema.id])
+            "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
+            [.text(encode(schema.fields)), schema.classLevelPermissions.map { .text($0.jsonText) } ?? .null,
+             schema.indexes.map { .text($0.jsonText) } ?? .null, .integer(schema.id)])
     }
 
     /// Forgets the class and drops its table.
-    static func drop(_ schema: ClassSchema, in db: Database) throws {
-        try db.execute(sql: "DELETE FROM _schema WHERE id = ?", arguments: [schema.id])
-        try db.execute(sql: "DROP TABLE IF EXISTS \(schema.tableName)")
+    static func drop(_ schema: ClassSchema, in db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
+        try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
     }
 
     private static func encode(_ fields: [String: FieldType]) -> String {

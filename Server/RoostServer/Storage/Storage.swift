@@ -11,33 +11,32 @@ public enum StorageError: Error, CustomStringConvertible {
     }
 }
 
-/// The SQLite database: one writer and concurrent readers in WAL mode (GRDB `DatabasePool`).
+/// The SQLite database in WAL mode: one writer with group commit (`WriteQueue`) and one read-only
+/// connection per worker thread (`ReaderPool`). GRDB creates the file and runs the migrations.
 ///
-/// A write closure is one transaction: when it returns, the change is committed.
+/// A write closure runs atomically: when `write` returns, its changes are committed.
 public final class Storage: Sendable {
-    let pool: DatabasePool
+    private let writer: WriteQueue
     private let readers: ReaderPool
 
-    /// Opens (creating if needed) the database file at `path` and brings its tables up to date.
-    public init(path: String, readers: Int) throws {
-        var configuration = Configuration()
-        configuration.maximumReaderCount = max(2, readers)
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in try Storage.applyPragmas(db) }
-        pool = try DatabasePool(path: path, configuration: configuration)
-        try Storage.migrator.migrate(pool)
-        self.readers = ReaderPool(path: path)
-    }
-
-    /// Every pragma in one place. WAL is set by `DatabasePool`; with WAL, `synchronous=NORMAL` keeps
+    /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.
-    static func applyPragmas(_ db: Database) throws {
-        try db.execute(sql: """
-            PRAGMA synchronous = NORMAL;
-            PRAGMA foreign_keys = ON;
-            PRAGMA temp_store = MEMORY;
-            PRAGMA cache_size = -4000;
-            """)
+    static let pragmas = """
+        PRAGMA synchronous = NORMAL;
+        PRAGMA foreign_keys = ON;
+        PRAGMA temp_store = MEMORY;
+        PRAGMA cache_size = -4000;
+        """
+
+    /// Opens (creating if needed) the database file at `path` and brings its tables up to date.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: configuration)  // Also switches the file to WAL.
+        try Storage.migrator.migrate(pool)
+        try pool.close()
+        writer = WriteQueue(connection: try SQLiteConnection(path: path, readOnly: false, pragmas: Storage.pragmas))
+        readers = ReaderPool(path: path)
     }
 
     static var migrator: DatabaseMigrator {
@@ -56,9 +55,9 @@ public final class Storage: Sendable {
         return migrator
     }
 
-    /// Runs `body` in a write transaction, committed when it returns and rolled back when it throws.
-    public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.write(body)
+    /// Runs `body` atomically on the writer; returns once its changes are committed.
+    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try writer.write(body)
     }
 
     /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit.
@@ -67,10 +66,9 @@ public final class Storage: Sendable {
         return try reader.inTransaction { try body(reader) }
     }
 
-    /// Checkpoints the WAL and closes every connection. No request may be running.
+    /// Checkpoints the WAL into the database file and closes every connection. No request may be running.
     public func close() throws {
         readers.close()
-        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-        try pool.close()
+        try writer.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false) }
     }
 }

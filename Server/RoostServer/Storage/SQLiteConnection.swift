@@ -1,0 +1,167 @@
+import CSQLite
+
+/// One SQLite connection, used by one thread at a time, with its own statement cache.
+///
+/// GRDB (which creates and migrates the database) costs a dispatch-queue hop, pool barriers and
+/// transaction bookkeeping per call; measured on get-by-id and create, that overhead was larger
+/// than the statements themselves, so requests run on these lean connections: one read-only
+/// connection per HTTP worker thread (`ReaderPool`) and one writer (`WriteQueue`).
+/// Not `Sendable`: never share one between threads.
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+    /// Client-shaped SQL varies; past this many cached statements the cache starts over.
+    private static let statementCacheLimit = 256
+
+    /// Opens the existing database at `path`. See https://sqlite.org/c3ref/open.html
+    /// - Parameter pragmas: SQL run once on the new connection (`Storage.pragmas`).
+    init(path: String, readOnly: Bool, pragmas: String) throws {
+        var connection: OpaquePointer?
+        let mode = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        let status = sqlite3_open_v2(path, &connection, mode | SQLITE_OPEN_NOMUTEX, nil)
+        guard status == SQLITE_OK, let connection else {
+            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(connection)
+            throw SQLiteError(code: status, message: message)
+        }
+        handle = connection
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, 10_000)
+        let pragmaStatus = sqlite3_exec(handle, pragmas, nil, nil, nil)
+        guard pragmaStatus == SQLITE_OK else { throw error(pragmaStatus) }
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs `body` in one transaction: one snapshot for reads; for writes, all or nothing.
+    /// - Parameter immediate: take the write lock at once (`BEGIN IMMEDIATE`).
+    func inTransaction<T>(immediate: Bool = false, _ body: () throws -> T) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws.
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try execute("SAVEPOINT request")
+        do {
+            let result = try body()
+            try execute("RELEASE request")
+            return result
+        } catch {
+            try? execute("ROLLBACK TO request")
+            try? execute("RELEASE request")
+            throw error
+        }
+    }
+
+    /// Runs one statement that returns no rows.
+    func execute(_ sql: String, _ arguments: [SQLValue] = [], cacheable: Bool = true) throws {
+        _ = try fetchRows(sql, arguments, cacheable: cacheable)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The rowid of the last INSERT.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    private func statement(for sql: String) throws -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        if statements.count >= SQLiteConnection.statementCacheLimit {
+            for statement in statements.values { sqlite3_finalize(statement) }
+            statements.removeAll()
+        }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error(status) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func error(_ status: Int32) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+    }
+}
+
+extension SQLiteConnection: SQLQuerying {
+    func fetchRows(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws -> [[SQLValue]] {
+        // DDL and one-off statements are not kept: a prepared statement on a dropped table must go.
+        let statement = try statement(for: sql)
+        defer { if !cacheable { forget(sql) } }
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (offset, argument) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch argument {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
+            case .real(let value): status = sqlite3_bind_double(statement, index, value)
+            case .text(let value):
+                var value = value
+                status = value.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { characters in
+                        // A NULL pointer would bind SQL NULL: an empty string needs a real one.
+                        guard let base = characters.baseAddress else { return roost_sqlite3_bind_text(statement, index, "", 0) }
+                        return roost_sqlite3_bind_text(statement, index, base, Int32(characters.count))
+                    }
+                }
+            }
+            guard status == SQLITE_OK else { throw error(status) }
+        }
+        var rows: [[SQLValue]] = []
+        let columnCount = sqlite3_column_count(statement)
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { return rows }
+            guard status == SQLITE_ROW else { throw error(status) }
+            var row: [SQLValue] = []
+            row.reserveCapacity(Int(columnCount))
+            for column in 0..<columnCount {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_NULL: row.append(.null)
+                case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
+                case SQLITE_FLOAT: row.append(.real(sqlite3_column_double(statement, column)))
+                default:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    let text = sqlite3_column_text(statement, column).map {
+                        String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+                    }
+                    row.append(.text(text ?? ""))
+                }
+            }
+            rows.append(row)
+        }
+    }
+}
+
+extension SQLiteConnection {
+    private func forget(_ sql: String) {
+        if let statement = statements.removeValue(forKey: sql) { sqlite3_finalize(statement) }
+    }
+}
+
+/// An SQLite failure, with its extended result code. The message is SQLite's own and never
+/// holds bound values, so it is safe to log.
+struct SQLiteError: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+
+    // SQLITE_CONSTRAINT_PRIMARYKEY and _UNIQUE are macros Swift cannot import: SQLITE_CONSTRAINT | n << 8.
+    var isPrimaryKeyViolation: Bool { code == SQLITE_CONSTRAINT | (6 << 8) }
+    var isUniqueViolation: Bool { code == SQLITE_CONSTRAINT | (8 << 8) }
+
+    var description: String { "SQLite error \(code): \(message)" }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import RoostCore
+import Testing
+
+/// Bad request bodies and keys: each gets a clear error, the server keeps serving, nothing stored changes.
+@Suite struct BadInputTests {
+    static let malformedJSON = [
+        #"{"a":1"#, "{a:1}", #"{"a":1,}"#, "not json", #"{"a":1}}"#, #"{"a":01}"#, #"{"a":NaN}"#, "{'a':1}",
+        #"{"a":"unterminated}"#, #"{"a":"\x"}"#, #"{"a":"\uD800"}"#, "{", "}",
+    ]
+
+    @Test(arguments: malformedJSON)
+    func malformedJSONIs107(body: String) async throws {
+        let sentinel = try await Sentinel()
+        for response in try await sentinel.sendBoth(Array(body.utf8)) {
+            #expect(response.status == 400)
+            #expect(response.code == 107)
+            #expect(response.json["error"]?.stringValue?.isEmpty == false)
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test(arguments: ["[1,2]", "[]", #""text""#, "42", "true", "null", #"[{"title":"x"}]"#])
+    func bodyThatIsNotAnObjectIs107(body: String) async throws {
+        let sentinel = try await Sentinel()
+        for response in try await sentinel.sendBoth(Array(body.utf8)) {
+            #expect(response.status == 400)
+            #expect(response.code == 107)
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test(arguments: [
+        Array(#"{"title":""#.utf8) + [0xFF] + Array(#""}"#.utf8),
+        Array(#"{"title":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8),
+        Array(#"{"title":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8),
+        Array(#"{""#.utf8) + [0xFE] + Array(#"":1}"#.utf8),
+        Array(#"{"title":"ok","n":2,"x":""#.utf8) + [0xE2, 0x82] + Array(#""}"#.utf8),
+    ] as [[UInt8]])
+    func invalidUTF8Is107(body: [UInt8]) async throws {
+        let sentinel = try await Sentinel()
+        for response in try await sentinel.sendBoth(body) {
+            #expect(response.status == 400)
+            #expect(response.code == 107)
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test(arguments: [0x00, 0x01, 0x0A, 0x1F] as [UInt8])
+    func rawControlCharacterInAStringIs107(byte: UInt8) async throws {
+        let sentinel = try await Sentinel()
+        for response in try await sentinel.sendBoth(Array(#"{"title":"a"#.utf8) + [byte] + Array(#"b"}"#.utf8)) {
+            #expect(response.status == 400)
+            #expect(response.code == 107)
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test func bodyOverMaxBodyIs413() async throws {
+        let sentinel = try await Sentinel(arguments: ["--max-body", "1000"])
+        let big = Array(#"{"title":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 1200) + Array(#""}"#.utf8)
+        for response in try await sentinel.sendBoth(big) {
+            #expect(response.status == 413)
+        }
+        let huge = [UInt8](repeating: UInt8(ascii: " "), count: 200_000)
+        #expect(try await sentinel.server.request("POST", "/classes/Keep", body: Data(huge)).status == 413)
+        try await sentinel.expectIntact()
+        // Just under the limit is fine.
+        let small = Array(#"{"title":""#.utf8) + Array(repeating: UInt8(ascii: "y"), count: 900) + Array(#""}"#.utf8)
+        #expect(try await sentinel.server.request("POST", "/classes/Other", body: Data(small)).status == 201)
+    }
+
+    @Test func nestingDeeperThan64Is107() async throws {
+        let sentinel = try await Sentinel()
+        // The body object is level 1, so 64 arrays inside it make 65 levels.
+        let tooDeep = #"{"deep":"# + String(repeating: "[", count: 64) + String(repeating: "]", count: 64) + "}"
+        for response in try await sentinel.sendBoth(Array(tooDeep.utf8)) {
+            #expect(response.status == 400)
+            #expect(response.code == 107)
+        }
+        let hostile = #"{"deep":"# + String(repeating: "[", count: 100_000)
+        #expect(try await sentinel.server.request("POST", "/classes/Keep", body: Data(hostile.utf8)).code == 107)
+        try await sentinel.expectIntact()
+        let atLimit = #"{"deep":"# + String(repeating: "[", count: 63) + String(repeating: "]", count: 63) + "}"
+        let accepted = try await sentinel.server.request("POST", "/classes/Deep", body: Data(atLimit.utf8))
+        #expect(accepted.status == 201)
+    }
+
+    @Test(arguments: [
+        ["when": ["__type": "Date"]],
+        ["when": ["__type": "Date", "iso": "yesterday"]],
+        ["when": ["__type": "Date", "iso": 5]],
+        ["ref": ["__type": "Pointer", "className": "Player"]],
+        ["ref": ["__type": "Pointer", "objectId": "abc"]],
+        ["ref": ["__type": "Pointer", "className": "Player", "objectId": 42]],
+        ["blob": ["__type": "Bytes"]],
+        ["blob": ["__type": "Bytes", "base64": 1]],
+        ["place": ["__type": "GeoPoint", "latitude": 1]],
+        ["place": ["__type": "GeoPoint", "latitude": "1", "longitude": 2]],
+        ["thing": ["__type": "Unicorn"]],
+        ["thing": ["__type": "Relation", "className": "Player"]],
+        ["list": [["__type": "Date", "iso": "nope"]]],
+    ] as [JSON])
+    func wrongTypeShapesAre111(body: JSON) async throws {
+        let sentinel = try await Sentinel()
+        for response in try await sentinel.sendBoth(body.encoded()) {
+            #expect(response.status == 400)
+            #expect(response.code == 111)
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test(arguments: ["Multiply", "Set", "increment", "Unset", ""])
+    func unknownOperationIs108(op: String) async throws {
+        let sentinel = try await Sentinel()
+        let body: JSON = ["n": ["__op": .string(op), "amount": 1]]
+        for response in try await sentinel.sendBoth(body.encoded()) {
+            #expect(response.status == 400)
+            #expect(response.json == ["code": 108, "error": .string("The \(op) operator is not supported yet.")])
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test func malformedOperationsAre107() async throws {
+        let sentinel = try await Sentinel()
+        for body: JSON in [["n": ["__op": "Increment", "amount": "1"]], ["n": ["__op": "Increment"]],
+                           ["tags": ["__op": "Add", "objects": "a"]], ["tags": ["__op": "Remove"]]] {
+            let response = try await sentinel.server.request("PUT", sentinel.path, json: body)
+            #expect(response.status == 400, "\(body.jsonText)")
+            #expect(response.code == 107, "\(body.jsonText)")
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test func valueOfAnotherTypeThanRecordedIs111() async throws {
+        let sentinel = try await Sentinel()
+        let mismatches: [JSON] = [
+            ["when": 5], ["when": "2026-11-22T10:00:00.000Z"], ["n": "one"], ["n": true], ["title": 1],
+            ["tags": "a"], ["meta": [1]], ["owner": pointer("Team", "t000000001")], ["owner": "p000000001"],
+            ["title": ["__op": "Increment", "amount": 1]], ["n": ["__op": "Add", "objects": [1]]],
+            ["title": "changed", "n": "mixed with a valid change"],
+        ]
+        for body in mismatches {
+            for response in try await sentinel.sendBoth(body.encoded()) {
+                #expect(response.status == 400, "\(body.jsonText)")
+                #expect(response.code == 111, "\(body.jsonText)")
+            }
+        }
+        let message = try await sentinel.server.request("PUT", sentinel.path, json: ["when": 5])
+        #expect(message.json["error"] == "schema mismatch for Keep.when; expected Date but got Number")
+        try await sentinel.expectIntact()
+    }
+
+    @Test(arguments: [
+        "public", 1, [], ["*": true], ["*": ["read": "yes"]], ["*": ["read", "write"]],
+    ] as [JSON])
+    func invalidACLIs123(acl: JSON) async throws {
+        let sentinel = try await Sentinel()
+        let body: JSON = ["title": "changed", "ACL": acl]
+        for response in try await sentinel.sendBoth(body.encoded()) {
+            #expect(response.status == 400)
+            #expect(response.json == ["code": 123, "error": "Invalid ACL."])
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test func unknownObjectsAre101() async throws {
+        let sentinel = try await Sentinel()
+        let server = sentinel.server
+        for path in ["/classes/Keep/missing000", "/classes/Nowhere/missing000", "/classes/Keep/\(sentinel.objectId)x"] {
+            let responses = [
+                try await server.request("GET", path),
+                try await server.request("PUT", path, json: ["title": "changed"]),
+                try await server.request("DELETE", path),
+            ]
+            for response in responses {
+                #expect(response.status == 404, "\(path)")
+                #expect(response.json == ["code": 101, "error": "Object not found."], "\(path)")
+            }
+        }
+        try await sentinel.expectIntact()
+    }
+
+    @Test func missingOrWrongApplicationIdIs403() async throws {
+        let sentinel = try await Sentinel()
+        let server = sentinel.server
+        let attempts: [(String, String, JSON?)] = [
+            ("GET", "/classes/Keep", nil), ("GET", sentinel.path, nil), ("POST", "/classes/Keep", ["title": "x"]),
+            ("PUT", sentinel.path, ["title": "changed"]), ("DELETE", sentinel.path, nil),
+            ("POST", "/batch", ["requests": [["method": "DELETE", "path": .string("/parse\(sentinel.path)")]]]),
+            ("GET", "/schemas", nil),
+        ]
+        for (method, path, body) in attempts {
+            let missing = try await server.request(method, path, json: body, appId: false)
+            #expect(missing.status == 403, "\(method) \(path)")
+            #expect(missing.json == ["error": "unauthorized"], "\(method) \(path)")
+            for wrong in ["wrong-app", "", "TEST-APP", "test-app-x"] {
+                let response = try await server.request(method, path, json: body, headers: ["X-Parse-Application-Id": wrong],
+                                                        appId: false)
+                #expect(response.status == 403, "\(method) \(path) with app id '\(wrong)'")
+                #expect(response.json == ["error": "unauthorized"], "\(method) \(path) with app id '\(wrong)'")
+            }
+            // The master key does not replace the application id.
+            let masterOnly = try await server.request(method, path, json: body, appId: false, master: true)
+            #expect(masterOnly.status == 403, "\(method) \(path) with only the master key")
+        }
+        try await sentinel.expectIntact()
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import RoostCore
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real `roost` process on a free port with a fresh data directory, stopped on `stop()` or deinit.
+final class TestServer: @unchecked Sendable {
+    static let applicationId = "test-app"
+    static let masterKey = "test-master-key-0123456789"
+
+    let process = Process()
+    let dataDirectory: URL
+    let port: Int
+    let logFile: URL
+    var baseURL: String { "http://127.0.0.1:\(port)/parse" }
+
+    /// Starts the binary and waits for its "listening on" line.
+    /// - Parameter arguments: extra flags, e.g. `["--allow-client-class-creation", "false"]`.
+    init(arguments: [String] = [], dataDirectory: URL? = nil) throws {
+        self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("roost-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
+        logFile = self.dataDirectory.appendingPathComponent("server.log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+
+        process.executableURL = try TestServer.binary()
+        process.arguments = ["serve", "--port", "0", "--data-dir", self.dataDirectory.path, "--app-id", TestServer.applicationId,
+                             "--master-key", TestServer.masterKey] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        try process.run()
+
+        var seen = ""
+        var found: Int?
+        while found == nil {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { throw TestServerError.exited(output: seen) }
+            seen += String(decoding: chunk, as: UTF8.self)
+            if let range = seen.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression) {
+                let match = seen[range].dropFirst("127.0.0.1:".count).dropLast()
+                found = Int(match)
+            }
+        }
+        port = found!
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; returns its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+
+    /// Everything the server wrote to standard error so far.
+    func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// The `roost` executable built next to the test bundle.
+    static func binary() throws -> URL {
+        var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("roost")]
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent("roost"))
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/roost"))
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw TestServerError.binaryNotFound(candidates.map(\.path))
+        }
+        return found
+    }
+
+    /// Sends one request. By default it carries the app id header; `master: true` adds the master key.
+    func request(_ method: String, _ path: String, json: JSON? = nil, body: Data? = nil, headers: [String: String] = [:],
+                 appId: Bool = true, master: Bool = false, query: [String: String] = [:]) async throws -> TestResponse {
+        var components = URLComponents(string: baseURL + path)!
+        if !query.isEmpty { components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
+        // URLComponents leaves '+' alone; Parse clients encode it, so do we.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        var request = URLRequest(url: components.url!)
+        request.httpMethod = method
+        if appId { request.setValue(TestServer.applicationId, forHTTPHeaderField: "X-Parse-Application-Id") }
+        if master { request.setValue(TestServer.masterKey, forHTTPHeaderField: "X-Parse-Master-Key") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let json { request.httpBody = Data(json.encoded()) } else if let body { request.httpBody = body }
+        if request.httpBody != nil, request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var responseHeaders: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { responseHeaders["\(name)".lowercased()] = "\(value)" }
+        return TestResponse(status: http.statusCode, headers: responseHeaders, body: data)
+    }
+
+    /// Creates an object and returns its id, failing the caller when the server refuses.
+    func create(_ className: String, _ fields: JSON) async throws -> String {
+        let response = try await request("POST", "/classes/\(className)", json: fields)
+        guard response.status == 201, let id = response.json["objectId"]?.stringValue else {
+            throw TestServerError.unexpected(response.status, response.text)
+        }
+        return id
+    }
+}
+
+struct TestResponse {
+    let status: Int
+    let headers: [String: String]
+    let body: Data
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body as JSON (`.null` when it does not parse).
+    var json: JSON { (try? JSONParser.parse(Array(body))) ?? .null }
+    /// The Parse error code of an error body.
+    var code: Int? { json["code"]?.numberValue.map { Int($0) } }
+}
+
+enum TestServerError: Error {
+    case binaryNotFound([String])
+    case exited(output: String)
+    case unexpected(Int, String)
+}

@@ -55,11 +55,17 @@ public final class RoostServer: @unchecked Sendable {
         } catch {
             response = makeErrorResponse(error, logger: requestLogger)
         }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+        let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
         // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
         // credentials (GET /login).
-        requestLogger.info("\(request.method) \(request.path) \(response.status) \(String(format: "%.2f", elapsed))ms")
+        requestLogger.info("\(request.method) \(request.path) \(response.status) \(RoostServer.milliseconds(elapsedMicroseconds))ms")
         return response
+    }
+
+    /// `1234` µs → `"1.234"`, without Foundation's slow `String(format:)`.
+    static func milliseconds(_ microseconds: UInt64) -> String {
+        let fraction = String(microseconds % 1000)
+        return "\(microseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     private func handle(_ request: HTTPRequest, requestId: String, logger: Logger) throws -> HTTPResponse {

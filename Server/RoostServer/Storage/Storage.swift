@@ -18,6 +18,7 @@ public enum StorageError: Error, CustomStringConvertible {
 public final class Storage: Sendable {
     private let writer: WriteQueue
     private let readers: ReaderPool
+    private let checkpointer: Checkpointer
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.
@@ -35,8 +36,10 @@ public final class Storage: Sendable {
         let pool = try DatabasePool(path: path, configuration: configuration)  // Also switches the file to WAL.
         try Storage.migrator.migrate(pool)
         try pool.close()
-        writer = WriteQueue(connection: try SQLiteConnection(path: path, readOnly: false, pragmas: Storage.pragmas))
+        let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0;"  // Checkpointer does it.
+        writer = WriteQueue(connection: try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas))
         readers = ReaderPool(path: path)
+        checkpointer = try Checkpointer(path: path)
     }
 
     static var migrator: DatabaseMigrator {
@@ -68,6 +71,7 @@ public final class Storage: Sendable {
 
     /// Checkpoints the WAL into the database file and closes every connection. No request may be running.
     public func close() throws {
+        checkpointer.stop()
         readers.close()
         try writer.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false) }
     }

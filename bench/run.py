@@ -122,9 +122,11 @@ class PocketBase:
     def start(self, data):
         self.port = free_port()
         binary = shutil.which("pocketbase", path=os.path.join(OUT, "venv", "bin")) or "pocketbase"
-        subprocess.run([binary, "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", data],
+        # Migrations stay inside the fresh data dir (PocketBase writes them beside it by default).
+        flags = ["--dir", data, "--migrationsDir", os.path.join(data, "pb_migrations"), "--automigrate=false"]
+        subprocess.run([binary, "superuser", "upsert", "bench@example.com", "bench-password-123"] + flags,
                        check=True, capture_output=True)
-        self.proc = subprocess.Popen([binary, "serve", "--http", f"127.0.0.1:{self.port}", "--dir", data],
+        self.proc = subprocess.Popen([binary, "serve", "--http", f"127.0.0.1:{self.port}"] + flags,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.base = f"http://127.0.0.1:{self.port}"
         wait_until_up(self.base + "/api/health")

@@ -14,11 +14,13 @@ final class WriteQueue: @unchecked Sendable {
     private var isWriting = false
 
     private final class Job {
-        let run: (SQLiteConnection) -> Void
+        /// Runs the request's body; `isolated` wraps it in a savepoint (needed when others share the transaction).
+        /// Returns the body's error, if it threw.
+        let run: (SQLiteConnection, _ isolated: Bool) -> Error?
         let fail: (Error) -> Void
         var isDone = false
 
-        init(run: @escaping (SQLiteConnection) -> Void, fail: @escaping (Error) -> Void) {
+        init(run: @escaping (SQLiteConnection, Bool) -> Error?, fail: @escaping (Error) -> Void) {
             self.run = run
             self.fail = fail
         }
@@ -34,7 +36,11 @@ final class WriteQueue: @unchecked Sendable {
         return try withoutActuallyEscaping(body) { body in
             // The caller waits below until the job ran, so the closure never outlives this call.
             let job = Job(
-                run: { connection in result = Result { try connection.inSavepoint { try body(connection) } } },
+                run: { connection, isolated in
+                    result = Result { isolated ? try connection.inSavepoint { try body(connection) } : try body(connection) }
+                    if case .failure(let error) = result { return error }
+                    return nil
+                },
                 fail: { error in result = .failure(error) })
             condition.lock()
             pending.append(job)
@@ -67,9 +73,21 @@ final class WriteQueue: @unchecked Sendable {
     }
 
     private func commit(_ group: [Job]) {
+        if group.count == 1 {
+            // Alone in its transaction: a failure rolls the transaction back, no savepoint needed.
+            let job = group[0]
+            do {
+                try connection.inTransaction(immediate: true) {
+                    if let error = job.run(connection, false) { throw error }
+                }
+            } catch {
+                job.fail(error)
+            }
+            return
+        }
         do {
             try connection.inTransaction(immediate: true) {
-                for job in group { job.run(connection) }
+                for job in group { _ = job.run(connection, true) }
             }
         } catch {
             for job in group { job.fail(error) }  // The commit itself failed: nothing of the group is stored.

@@ -21,6 +21,8 @@ public final class RoostServer: @unchecked Sendable {
         self.logger = logger
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         storage = try Storage(path: config.dataDirectory + "/roost.sqlite")
+        UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
+        SessionRoutes.register(in: &router)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }
@@ -94,12 +96,25 @@ public final class RoostServer: @unchecked Sendable {
         if method == "GET", case .object(let members)? = body, members.isEmpty { body = nil }
 
         let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
+        // Parse ignores a session token only on POST /login; anywhere else a bad one fails the request.
+        let isLogin = method == "POST" && segments == ["login"]
+        let user = isLogin ? nil : try credentials.sessionToken.map { try authenticate($0) }
         let host = request.headers["host"] ?? "\(config.host):\(config.port)"
         let context = RequestContext(
-            config: config, storage: storage, isMaster: isMaster, requestId: requestId, logger: logger,
-            publicURL: "http://\(host)\(mount)", transaction: nil)
+            config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
+            requestId: requestId, logger: logger, publicURL: "http://\(host)\(mount)", transaction: nil)
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
         return encode(try dispatch(apiRequest, context))
+    }
+
+    /// The user of a session token.
+    /// - Throws: `ParseError` 209 when the token is unknown or expired.
+    private func authenticate(_ token: String) throws -> AuthenticatedUser {
+        guard let session = try storage.read({ db in try SessionStore.find(token: token, in: db) }) else {
+            throw ParseError(.invalidSessionToken, "Invalid session token")
+        }
+        guard session.expiresAt > ParseDate.now() else { throw ParseError(.invalidSessionToken, "Session token is expired.") }
+        return AuthenticatedUser(id: session.userId, sessionId: session.objectId, sessionToken: token)
     }
 
     func dispatch(_ request: APIRequest, _ context: RequestContext) throws -> APIResponse {

@@ -17,6 +17,12 @@ public struct ServerConfig: Sendable {
     public var masterKeyIPs: Set<String> = ["127.0.0.1", "::1", "::ffff:127.0.0.1"]
     /// HTTP worker threads (and SQLite reader connections).
     public var threads = 4
+    /// How long a session lasts (Parse's `sessionLength`, one year by default).
+    public var sessionLengthSeconds = 31_536_000
+    /// Password hashing; the parameters are stored with each hash, so raising them later is safe.
+    public var passwordHasher = PasswordHasher()
+    /// Whether `authData.anonymous` sign-ups are accepted.
+    public var enableAnonymousUsers = true
     /// Requests per `/batch`.
     public var maxBatchSize = 50
 

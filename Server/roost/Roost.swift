@@ -31,6 +31,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
     @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
+    @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
+    @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
+    var passwordIterations: Int?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
 
@@ -53,6 +56,12 @@ struct Serve: ParsableCommand {
             config.masterKeyIPs = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
         if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
+        if let value = setting(sessionLength.map(String.init), "SESSION_LENGTH") {
+            config.sessionLengthSeconds = max(1, try parse(value, "session-length", Int.init))
+        }
+        if let value = setting(passwordIterations.map(String.init), "PASSWORD_ITERATIONS") {
+            config.passwordHasher = PasswordHasher(iterations: try parse(value, "password-iterations", Int.init))
+        }
         let level = try parse(setting(logLevel, "LOG_LEVEL") ?? "info", "log-level", Logger.Level.init(rawValue:))
 
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }

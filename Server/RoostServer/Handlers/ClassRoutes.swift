@@ -39,7 +39,8 @@ enum ClassRoutes {
 
     static func find(_ className: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
         try checkReadableClassName(className)
-        let options = try QueryOptions.parse(try request.parameters())
+        var options = try QueryOptions.parse(try request.parameters())
+        options.find.readableBy = context.aclSubjects
         return try context.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
@@ -55,7 +56,8 @@ enum ClassRoutes {
                 body["results"] = []
             }
             if options.wantsCount {
-                body["count"] = .number(Double(try ObjectStore.count(options.find.constraint, in: schema, in: db)))
+                body["count"] = .number(Double(try ObjectStore.count(options.find.constraint, in: schema,
+                                                                     readableBy: options.find.readableBy, in: db)))
             }
             return APIResponse(body: .object(body))
         }
@@ -69,7 +71,7 @@ enum ClassRoutes {
                 try checkMissingClassAccess(className, context: context)
                 return nil
             }
-            return try ObjectStore.fetch(objectId, from: schema, in: db)
+            return try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db)
         }
         guard let row else { throw ObjectWriter.objectNotFound }
         return APIResponse(body: try options.render(row))
@@ -78,9 +80,12 @@ enum ClassRoutes {
     static func delete(_ className: String, _ objectId: String, context: RequestContext) throws -> APIResponse {
         try ObjectWriter.checkClientClassName(className)
         try context.write { db in
-            guard let schema = try SchemaStore.load(className, in: db), try ObjectStore.delete(objectId, from: schema, in: db) else {
-                throw ObjectWriter.objectNotFound
-            }
+            // An object the caller may not write is answered as missing, as Parse does.
+            guard let schema = try SchemaStore.load(className, in: db),
+                let row = try ObjectStore.fetch(objectId, from: schema, in: db),
+                context.canWrite(try row.decoded().acl)
+            else { throw ObjectWriter.objectNotFound }
+            _ = try ObjectStore.delete(objectId, from: schema, in: db)
         }
         return APIResponse(body: [:])
     }

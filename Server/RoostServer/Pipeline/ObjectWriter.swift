@@ -36,7 +36,8 @@ enum ObjectWriter {
         let changes = try decode(body, isCreate: false)
         let object = try context.write { db -> StoredObject in
             guard let current = try SchemaStore.load(className, in: db),
-                var object = try ObjectStore.fetch(objectId, from: current, in: db)?.decoded()
+                var object = try ObjectStore.fetch(objectId, from: current, in: db)?.decoded(),
+                context.canWrite(object.acl)  // Writing needs write access only; refused looks like missing.
             else { throw objectNotFound }
             let schema = try schemaForWrite(className, changes, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)
@@ -92,18 +93,26 @@ enum ObjectWriter {
     /// Step 2: the class schema, created on first write and extended with new fields.
     /// - Throws: 119 when the class does not exist and the client may not create classes; 111 on a type mismatch.
     static func schemaForWrite(_ className: String, _ changes: Changes, context: RequestContext, in db: SQLiteConnection) throws -> ClassSchema {
-        guard var schema = try SchemaStore.load(className, in: db) else {
+        guard let schema = try SchemaStore.load(className, in: db) else {
             guard context.isMaster || context.config.allowClientClassCreation else {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
             }
             try ClassSchema.checkSingleGeoPoint(changes.types)
             return try SchemaStore.create(className, fields: changes.types, classLevelPermissions: nil, in: db)
         }
+        return try extendSchema(schema, with: changes.types, context: context, in: db)
+    }
+
+    /// Records the types of new fields; a field written with another type than recorded is refused.
+    /// - Throws: `ParseError` 111 on a type mismatch or a second GeoPoint field.
+    static func extendSchema(_ schema: ClassSchema, with types: [String: FieldType], context: RequestContext,
+                             in db: SQLiteConnection) throws -> ClassSchema {
+        var schema = schema
         var added = false
-        for (key, type) in changes.types {
+        for (key, type) in types {
             if let recorded = schema.fields[key] {
                 guard recorded == type else {
-                    throw ParseError(.incorrectType, "schema mismatch for \(className).\(key); expected \(recorded.displayName) but got \(type.displayName)")
+                    throw ParseError(.incorrectType, "schema mismatch for \(schema.className).\(key); expected \(recorded.displayName) but got \(type.displayName)")
                 }
             } else {
                 schema.fields[key] = type

@@ -6,6 +6,10 @@ struct RequestContext {
     let config: ServerConfig
     let storage: Storage
     let isMaster: Bool
+    /// The user of the request's valid session token, if any.
+    let user: AuthenticatedUser?
+    /// `X-Parse-Installation-Id`, stored on the sessions this request creates.
+    let installationId: String?
     let requestId: String
     let logger: Logger
     /// `http://<Host><mount>`, the base of `Location` headers, as Parse builds it.
@@ -25,8 +29,28 @@ struct RequestContext {
         return try storage.read(body)
     }
 
+    /// The ACL subjects the caller holds, for `FindQuery.readableBy`; `nil` (everything) for the master key.
+    var aclSubjects: [String]? {
+        if isMaster { return nil }
+        return ["*"] + (user.map { [$0.id] } ?? [])
+    }
+
+    /// Whether `acl` (`nil` meaning public) lets the caller write.
+    func canWrite(_ acl: JSON?) -> Bool {
+        guard let acl, let subjects = aclSubjects else { return true }
+        return !Set(ACL.subjects(of: acl, granting: "write")).isDisjoint(with: subjects)
+    }
+
     /// - Throws: `APIError.masterKeyRequired` unless the request carries the master key.
     func requireMaster() throws {
         guard isMaster else { throw APIError.masterKeyRequired }
     }
+}
+
+/// The user behind a valid session token.
+struct AuthenticatedUser {
+    let id: String
+    let sessionId: String
+    /// The token as the client sent it (never stored), echoed by `/users/me` and `/sessions/me`.
+    let sessionToken: String
 }

@@ -6,6 +6,8 @@ struct FindQuery {
     var order: [SortKey] = []
     var limit: Int = 100
     var skip: Int = 0
+    /// The caller's ACL subjects (`*`, user id, `role:<name>`); `nil` reads everything (master key).
+    var readableBy: [String]?
 }
 
 struct SortKey: Equatable {
@@ -35,9 +37,22 @@ enum ObjectStore {
         try db.execute(sql, values)
     }
 
-    static func fetch(_ objectId: String, from schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
-        let rows = try db.fetchRows("SELECT \(columns) FROM \(schema.tableName) WHERE objectId = ?", [.text(objectId)], cacheable: true)
+    /// - Parameter readableBy: see `FindQuery.readableBy`; an object the caller may not read is not found.
+    static func fetch(_ objectId: String, from schema: ClassSchema, readableBy: [String]? = nil,
+                      in db: some SQLQuerying) throws -> StoredRow? {
+        let acl = readFilter(readableBy)
+        let rows = try db.fetchRows("SELECT \(columns) FROM \(schema.tableName) WHERE objectId = ? AND \(acl.sql)",
+                                    [.text(objectId)] + acl.arguments, cacheable: true)
         return rows.first.map { StoredRow($0, className: schema.className) }
+    }
+
+    /// The ACL as part of the SQL `WHERE`: no ACL, or one that grants read to one of the subjects.
+    private static func readFilter(_ subjects: [String]?) -> SQLFragment {
+        guard let subjects else { return SQLFragment(sql: "1", arguments: []) }
+        let list = JSON.array(subjects.map { .string($0) }).jsonText
+        return SQLFragment(
+            sql: "(rperm IS NULL OR EXISTS (SELECT 1 FROM json_each(rperm) WHERE value IN (SELECT value FROM json_each(?))))",
+            arguments: [.text(list)])
     }
 
     /// Returns whether a row was deleted.
@@ -48,17 +63,21 @@ enum ObjectStore {
 
     static func find(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> [StoredRow] {
         let filter = try QueryCompiler(schema: schema).compile(query.constraint)
-        var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(filter.sql)"
+        let acl = readFilter(query.readableBy)
+        var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)"
         let order = QueryCompiler(schema: schema).orderBy(query.order)
         if !order.isEmpty { sql += " ORDER BY " + order }
         sql += " LIMIT ? OFFSET ?"
-        let arguments = filter.arguments + [.integer(Int64(query.limit)), .integer(Int64(query.skip))]
-        return try db.fetchRows(sql, arguments, cacheable: false).map { StoredRow($0, className: schema.className) }
+        let arguments = filter.arguments + acl.arguments + [.integer(Int64(query.limit)), .integer(Int64(query.skip))]
+        return try db.fetchRows(sql, arguments, cacheable: true).map { StoredRow($0, className: schema.className) }
     }
 
-    static func count(_ constraint: QueryConstraint, in schema: ClassSchema, in db: some SQLQuerying) throws -> Int {
+    static func count(_ constraint: QueryConstraint, in schema: ClassSchema, readableBy: [String]? = nil,
+                      in db: some SQLQuerying) throws -> Int {
         let filter = try QueryCompiler(schema: schema).compile(constraint)
-        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE \(filter.sql)", filter.arguments, cacheable: false)
+        let acl = readFilter(readableBy)
+        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)",
+                                    filter.arguments + acl.arguments, cacheable: true)
         return Int(rows.first?.first?.integer ?? 0)
     }
 

@@ -55,6 +55,27 @@ public final class Storage: Sendable {
                 )
                 """)
         }
+        migrator.registerMigration("v2: sessions and password hashes") { db in
+            // Users live in the ordinary `_User` class table; their password hashes and sessions
+            // live here, where no object query can reach them.
+            try db.execute(sql: """
+                CREATE TABLE _session (
+                    objectId TEXT PRIMARY KEY NOT NULL,
+                    tokenHash TEXT NOT NULL UNIQUE,
+                    userId TEXT NOT NULL,
+                    createdAt INTEGER NOT NULL,
+                    updatedAt INTEGER NOT NULL,
+                    expiresAt INTEGER NOT NULL,
+                    installationId TEXT,
+                    createdWith TEXT NOT NULL
+                );
+                CREATE INDEX _session_user ON _session (userId);
+                CREATE TABLE _password (
+                    userId TEXT PRIMARY KEY NOT NULL,
+                    hash TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 

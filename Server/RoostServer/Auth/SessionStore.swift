@@ -1,0 +1,86 @@
+import RoostCore
+
+/// One `_Session`: who holds it and until when. The token itself is never stored, only its SHA-256.
+struct SessionRecord {
+    let objectId: String
+    let userId: String
+    let createdAt: ParseDate
+    let updatedAt: ParseDate
+    let expiresAt: ParseDate
+    let installationId: String?
+    let createdWith: JSON
+
+    init(_ row: [SQLValue]) {
+        objectId = row[0].text ?? ""
+        userId = row[1].text ?? ""
+        createdAt = ParseDate(millisecondsSince1970: row[2].integer ?? 0)
+        updatedAt = ParseDate(millisecondsSince1970: row[3].integer ?? 0)
+        expiresAt = ParseDate(millisecondsSince1970: row[4].integer ?? 0)
+        installationId = row[5].text
+        createdWith = row[6].text.flatMap { try? JSONParser.parse($0) } ?? [:]
+    }
+
+    /// The `_Session` object as Parse answers it; `token` only when the caller presented it.
+    func wireJSON(token: String?) -> JSON {
+        var result: [String: JSON] = [
+            "objectId": .string(objectId), "createdAt": .string(createdAt.iso), "updatedAt": .string(updatedAt.iso),
+            "user": WireValue.pointer("_User", userId), "expiresAt": WireValue.encode(expiresAt),
+            "createdWith": createdWith, "restricted": false,
+            "ACL": .object([userId: ["read": true, "write": true]]),
+        ]
+        if let installationId { result["installationId"] = .string(installationId) }
+        if let token { result["sessionToken"] = .string(token) }
+        return .object(result)
+    }
+}
+
+/// The `_session` table.
+enum SessionStore {
+    private static let columns = "objectId, userId, createdAt, updatedAt, expiresAt, installationId, createdWith"
+
+    /// Starts a session for `userId`; returns its token (shown to the client once) and record.
+    static func create(userId: String, installationId: String?, createdWith: JSON, lifetimeSeconds: Int,
+                       in db: SQLiteConnection) throws -> (token: String, session: SessionRecord) {
+        let token = try SessionToken.generate()
+        let now = ParseDate.now()
+        let expires = ParseDate(millisecondsSince1970: now.millisecondsSince1970 + Int64(lifetimeSeconds) * 1000)
+        let objectId = try SecureRandom.objectId()
+        try db.execute(
+            "INSERT INTO _session (objectId, tokenHash, userId, createdAt, updatedAt, expiresAt, installationId, createdWith) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [.text(objectId), .text(SessionToken.digest(token)), .text(userId), .integer(now.millisecondsSince1970),
+             .integer(now.millisecondsSince1970), .integer(expires.millisecondsSince1970),
+             installationId.map(SQLValue.text) ?? .null, .text(createdWith.jsonText)])
+        let session = SessionRecord([.text(objectId), .text(userId), .integer(now.millisecondsSince1970),
+                                     .integer(now.millisecondsSince1970), .integer(expires.millisecondsSince1970),
+                                     installationId.map(SQLValue.text) ?? .null, .text(createdWith.jsonText)])
+        return (token, session)
+    }
+
+    static func find(token: String, in db: some SQLQuerying) throws -> SessionRecord? {
+        try db.fetchRows("SELECT \(columns) FROM _session WHERE tokenHash = ?", [.text(SessionToken.digest(token))], cacheable: true)
+            .first.map(SessionRecord.init)
+    }
+
+    static func find(objectId: String, in db: some SQLQuerying) throws -> SessionRecord? {
+        try db.fetchRows("SELECT \(columns) FROM _session WHERE objectId = ?", [.text(objectId)], cacheable: true)
+            .first.map(SessionRecord.init)
+    }
+
+    static func all(userId: String, in db: some SQLQuerying) throws -> [SessionRecord] {
+        try db.fetchRows("SELECT \(columns) FROM _session WHERE userId = ? ORDER BY createdAt", [.text(userId)], cacheable: true)
+            .map(SessionRecord.init)
+    }
+
+    static func delete(objectId: String, in db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM _session WHERE objectId = ?", [.text(objectId)])
+    }
+
+    static func deleteAll(userId: String, in db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM _session WHERE userId = ?", [.text(userId)])
+    }
+
+    /// Logging in again from the same installation replaces that installation's older sessions, as in Parse.
+    static func deleteAll(userId: String, installationId: String, in db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM _session WHERE userId = ? AND installationId = ?", [.text(userId), .text(installationId)])
+    }
+}

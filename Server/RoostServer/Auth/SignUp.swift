@@ -1,0 +1,83 @@
+import RoostCore
+
+/// `POST /users`: sign up with a username and password, or sign up / log in with anonymous auth data.
+/// From an anonymous user's session, a username and password convert that user instead.
+enum SignUp {
+    static func handle(_ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        let credentials = try UserWriter.credentials(from: body, context: context)
+        if case .some(.some(let anonymousId)) = credentials.anonymousId, credentials.password == nil {
+            return try anonymous(anonymousId, credentials, context: context)
+        }
+        guard credentials.username != nil else { throw ParseError(.usernameMissing, "bad or missing username") }
+        guard let password = credentials.password else { throw ParseError(.passwordMissing, "password is required") }
+        if let user = context.user, try isAnonymous(user.id, context: context) {
+            var conversion = body
+            conversion["authData"] = ["anonymous": nil]
+            let update = try UserUpdate.handle(user.id, body: conversion, context: context)
+            var reply = update.body.objectValue ?? [:]
+            reply["objectId"] = .string(user.id)
+            return APIResponse(status: 201, body: .object(reply), headers: [location(user.id, context)])
+        }
+        let hash = try context.config.passwordHasher.hash(password)  // Before taking the writer.
+        let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
+        return try context.write { db in
+            let schema = try UserStore.schema(in: db)
+            try UserWriter.checkUnique(credentials, userId: nil, schema: schema, in: db)
+            let user = try insert(credentials, changes, schema: schema, context: context, in: db)
+            try UserStore.setPasswordHash(hash, of: user.objectId, in: db)
+            let token = try UserWriter.startSession(for: user.objectId, action: "signup", provider: "password", context: context, in: db)
+            return APIResponse(
+                status: 201,
+                body: ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso), "sessionToken": .string(token)],
+                headers: [location(user.objectId, context)])
+        }
+    }
+
+    /// New anonymous id: 201 with a generated username. Known id: a log-in, 200 with the whole user.
+    private static func anonymous(_ anonymousId: String, _ credentials: UserWriter.Credentials,
+                                  context: RequestContext) throws -> APIResponse {
+        let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
+        return try context.write { db in
+            let schema = try UserStore.schema(in: db)
+            if let existing = try UserStore.find(anonymousId: anonymousId, schema: schema, in: db)?.decoded() {
+                let token = try UserWriter.startSession(for: existing.objectId, action: "login", provider: "anonymous", context: context, in: db)
+                let body = UserStore.wireJSON(existing, viewerId: existing.objectId, isMaster: false, sessionToken: token)
+                return APIResponse(status: 200, body: body, headers: [location(existing.objectId, context)])
+            }
+            var generated = credentials
+            if generated.username == nil { generated.username = try SecureRandom.alphanumeric(25) }
+            try UserWriter.checkUnique(generated, userId: nil, schema: schema, in: db)
+            let user = try insert(generated, changes, schema: schema, context: context, in: db)
+            let token = try UserWriter.startSession(for: user.objectId, action: "login", provider: "anonymous", context: context, in: db)
+            return APIResponse(
+                status: 201,
+                body: ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso),
+                       "username": .string(generated.username!), "sessionToken": .string(token)],
+                headers: [location(user.objectId, context)])
+        }
+    }
+
+    private static func insert(_ credentials: UserWriter.Credentials, _ changes: ObjectWriter.Changes, schema: ClassSchema,
+                               context: RequestContext, in db: SQLiteConnection) throws -> StoredObject {
+        let schema = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
+        let now = ParseDate.now()
+        let objectId = try SecureRandom.objectId()
+        let fields = try UserWriter.applying(credentials, changes, to: [:])
+        let user = StoredObject(objectId: objectId, createdAt: now, updatedAt: now,
+                                acl: UserWriter.ownerACL(changes.acl ?? nil, userId: objectId), fields: fields)
+        try ObjectStore.insert(user, into: schema, in: db)
+        return user
+    }
+
+    static func isAnonymous(_ userId: String, context: RequestContext) throws -> Bool {
+        let user = try context.read { db -> StoredObject? in
+            guard let schema = try SchemaStore.load(UserStore.className, in: db) else { return nil }
+            return try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
+        }
+        return user?.fields["authData"]?["anonymous"] != nil && user?.fields["authData"]?["anonymous"] != .null
+    }
+
+    static func location(_ userId: String, _ context: RequestContext) -> (String, String) {
+        ("Location", "\(context.publicURL)/users/\(userId)")
+    }
+}

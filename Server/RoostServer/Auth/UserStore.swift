@@ -1,0 +1,79 @@
+import RoostCore
+
+/// Storage of `_User` objects (an ordinary class table with unique indexes) and their password
+/// hashes (the `_password` table, out of reach of every object query).
+enum UserStore {
+    static let className = "_User"
+    static let defaultFields: [String: FieldType] = [
+        "username": .string, "email": .string, "emailVerified": .boolean, "authData": .object,
+    ]
+
+    /// The `_User` schema, created with its indexes on first use. Usernames and emails are unique
+    /// ignoring case, enforced by the database as well as checked first for Parse's error codes.
+    static func schema(in db: SQLiteConnection) throws -> ClassSchema {
+        if let schema = try SchemaStore.load(className, in: db) { return schema }
+        let schema = try SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
+        let table = schema.tableName
+        let prefix = "c\(schema.id)"
+        try db.execute("CREATE UNIQUE INDEX \"\(prefix)_username\" ON \(table) (lower(json_extract(data, '$.username')))", cacheable: false)
+        try db.execute("CREATE UNIQUE INDEX \"\(prefix)_email\" ON \(table) (lower(json_extract(data, '$.email')))", cacheable: false)
+        try db.execute("CREATE INDEX \"\(prefix)_anonymous\" ON \(table) (json_extract(data, '$.authData.anonymous.id'))", cacheable: false)
+        return schema
+    }
+
+    /// Whether another user (not `excluding`) has this username, ignoring case.
+    static func isUsernameTaken(_ username: String, excluding userId: String?, schema: ClassSchema, in db: some SQLQuerying) throws -> Bool {
+        try !db.fetchRows(
+            "SELECT objectId FROM \(schema.tableName) WHERE lower(json_extract(data, '$.username')) = lower(?) AND objectId != ?",
+            [.text(username), .text(userId ?? "")], cacheable: true).isEmpty
+    }
+
+    /// Whether another user (not `excluding`) has this email, ignoring case.
+    static func isEmailTaken(_ email: String, excluding userId: String?, schema: ClassSchema, in db: some SQLQuerying) throws -> Bool {
+        try !db.fetchRows(
+            "SELECT objectId FROM \(schema.tableName) WHERE lower(json_extract(data, '$.email')) = lower(?) AND objectId != ?",
+            [.text(email), .text(userId ?? "")], cacheable: true).isEmpty
+    }
+
+    /// The user to log in as: `name` matched exactly against usernames, then against emails (as Parse).
+    static func find(loginName name: String, schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
+        for key in ["username", "email"] {
+            let rows = try db.fetchRows(
+                "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE lower(json_extract(data, '$.\(key)')) = lower(?) AND json_extract(data, '$.\(key)') = ?",
+                [.text(name), .text(name)], cacheable: true)
+            if let row = rows.first { return StoredRow(row, className: className) }
+        }
+        return nil
+    }
+
+    /// The user linked to an anonymous id.
+    static func find(anonymousId id: String, schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
+        try db.fetchRows(
+            "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE json_extract(data, '$.authData.anonymous.id') = ?",
+            [.text(id)], cacheable: true).first.map { StoredRow($0, className: className) }
+    }
+
+    static func passwordHash(of userId: String, in db: some SQLQuerying) throws -> String? {
+        try db.fetchRows("SELECT hash FROM _password WHERE userId = ?", [.text(userId)], cacheable: true).first?.first?.text
+    }
+
+    static func setPasswordHash(_ hash: String, of userId: String, in db: SQLiteConnection) throws {
+        try db.execute("INSERT INTO _password (userId, hash) VALUES (?, ?) ON CONFLICT (userId) DO UPDATE SET hash = excluded.hash",
+                       [.text(userId), .text(hash)])
+    }
+
+    static func deletePassword(of userId: String, in db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM _password WHERE userId = ?", [.text(userId)])
+    }
+
+    /// A user as `viewer` may see it: others never see `email` or `authData` (Parse's protected fields).
+    static func wireJSON(_ user: StoredObject, viewerId: String?, isMaster: Bool, sessionToken: String? = nil) -> JSON {
+        let isSelf = isMaster || viewerId == user.objectId
+        var json = user.wireJSON(excluding: isSelf ? [] : ["email", "authData"])
+        if let sessionToken, case .object(var members) = json {
+            members["sessionToken"] = .string(sessionToken)
+            json = .object(members)
+        }
+        return json
+    }
+}

@@ -23,6 +23,8 @@ public struct ServerConfig: Sendable {
     public var passwordHasher = PasswordHasher()
     /// Whether `authData.anonymous` sign-ups are accepted.
     public var enableAnonymousUsers = true
+    /// The largest `limit` a query may ask for (larger ones are clamped, as Parse's `maxLimit`); nil for none.
+    public var maxLimit: Int?
     /// Requests per `/batch`.
     public var maxBatchSize = 50
 

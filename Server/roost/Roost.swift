@@ -31,6 +31,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
     @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
+    @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
     @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
@@ -56,6 +57,7 @@ struct Serve: ParsableCommand {
             config.masterKeyIPs = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
         if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
+        if let value = setting(maxLimit.map(String.init), "MAX_LIMIT") { config.maxLimit = max(1, try parse(value, "max-limit", Int.init)) }
         if let value = setting(sessionLength.map(String.init), "SESSION_LENGTH") {
             config.sessionLengthSeconds = max(1, try parse(value, "session-length", Int.init))
         }

@@ -6,6 +6,8 @@ public enum FieldOperation: Equatable, Sendable {
     case add([JSON])
     case addUnique([JSON])
     case remove([JSON])
+    /// `AddRelation`/`RemoveRelation` (or both, in a `Batch`): object ids of `targetClass` to link and unlink.
+    case relation(targetClass: String, add: [String], remove: [String])
 
     /// Reads a field value from a save body: `{"__op": ...}` becomes an operation, anything else a `set`
     /// of the validated value.
@@ -34,16 +36,50 @@ public enum FieldOperation: Equatable, Sendable {
             case "AddUnique": return (.addUnique(validated), .array)
             default: return (.remove(validated), .array)
             }
+        case "AddRelation", "RemoveRelation":
+            let (target, ids) = try relationTargets(members["objects"])
+            let operation = FieldOperation.relation(targetClass: target, add: op == "AddRelation" ? ids : [], remove: op == "RemoveRelation" ? ids : [])
+            return (operation, .relation(targetClass: target))
+        case "Batch":
+            guard let ops = members["ops"]?.arrayValue, !ops.isEmpty else { throw ParseError(.invalidJSON, "Batch must have ops") }
+            var target: String?, added: [String] = [], removed: [String] = []
+            for op in ops {
+                guard case (.relation(let opTarget, let add, let remove), _) = try decode(op), target == nil || target == opTarget else {
+                    throw ParseError(.invalidJSON, "Batch ops must be AddRelation or RemoveRelation on one class")
+                }
+                target = opTarget
+                added += add
+                removed += remove
+            }
+            return (.relation(targetClass: target!, add: added, remove: removed), .relation(targetClass: target!))
         default:
             throw ParseError(.commandUnavailable, "The \(op) operator is not supported yet.")
         }
+    }
+
+    /// The class and object ids of a relation operation's `objects`: Pointers, all to one class.
+    private static func relationTargets(_ objects: JSON?) throws -> (String, [String]) {
+        guard let objects = objects?.arrayValue, !objects.isEmpty else { throw ParseError(.invalidJSON, "objects must be a non-empty array") }
+        var target: String?
+        var ids: [String] = []
+        for object in objects {
+            guard object["__type"]?.stringValue == "Pointer", let className = object["className"]?.stringValue,
+                Names.isValidClassName(className), let id = object["objectId"]?.stringValue, !id.isEmpty
+            else { throw ParseError(.invalidPointer, "relation objects must be Pointers") }
+            guard target == nil || target == className else {
+                throw ParseError(.incorrectType, "All objects in a relation must be of the same class")
+            }
+            target = className
+            ids.append(id)
+        }
+        return (target!, ids)
     }
 
     /// Whether the update response must echo the field's resulting value (Parse does for these ops).
     public var echoesResult: Bool {
         switch self {
         case .increment, .add, .addUnique, .remove: true
-        case .set, .delete: false
+        case .set, .delete, .relation: false
         }
     }
 
@@ -71,6 +107,9 @@ public enum FieldOperation: Equatable, Sendable {
         case .remove(let objects):
             let removed = Set(objects)
             return .array(try currentArray(current).filter { !removed.contains($0) })
+        case .relation(let target, _, _):
+            // The pairs live in the join table; the object shows where to find them, as Parse does.
+            return ["__type": "Relation", "className": .string(target)]
         }
     }
 

@@ -7,20 +7,47 @@ public indirect enum QueryConstraint: Equatable, Sendable {
     /// A condition on one key: a field name, a dot path into an Object field, or
     /// `objectId`/`createdAt`/`updatedAt`.
     case field(String, FieldCondition)
+    /// `$relatedTo`: the objects in relation `key` of the object `objectId` of `className`.
+    case relatedTo(className: String, objectId: String, key: String)
 
     /// Matches everything.
     public static let all = QueryConstraint.and([])
 
-    /// The number of nodes in the tree (a measure of the SQL expression's size).
+    /// The number of nodes in the tree, subqueries included (a measure of the SQL expression's size).
     public var complexity: Int {
         switch self {
         case .and(let parts), .or(let parts), .nor(let parts): return parts.reduce(1) { $0 + $1.complexity }
-        case .field: return 1
+        case .field(_, let condition): return 1 + (condition.subquery?.constraint.complexity ?? 0)
+        case .relatedTo: return 1
         }
     }
 
     /// The most nodes a `where` may have; SQLite refuses expressions much deeper than this.
     public static let maximumComplexity = 500
+    /// The deepest nesting of `$inQuery`/`$select` and their negations.
+    public static let maximumSubqueryDepth = 8
+}
+
+/// A query on another class, inside `$inQuery`, `$notInQuery`, `$select` and `$dontSelect`.
+public struct Subquery: Equatable, Sendable {
+    public var className: String
+    public var constraint: QueryConstraint
+
+    public init(className: String, constraint: QueryConstraint) {
+        self.className = className
+        self.constraint = constraint
+    }
+}
+
+/// A point on the sphere, in degrees.
+public struct GeoPoint: Equatable, Sendable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
 }
 
 /// A condition on one field's value.
@@ -34,84 +61,33 @@ public enum FieldCondition: Equatable, Sendable {
     case containedIn([JSON])
     case notContainedIn([JSON])
     case exists(Bool)
-}
+    /// An array field holding every one of the values.
+    case containsAll([JSON])
+    /// An array field whose elements are all among the values.
+    case containedBy([JSON])
+    /// A string matching a regular expression; options from `i`, `m`, `x`, `s`.
+    case matchesRegex(String, options: String)
+    /// The field equals `key` of some result of the subquery (`$select`), or of none (`$dontSelect`).
+    case matchesKeyInQuery(key: String, Subquery)
+    case doesNotMatchKeyInQuery(key: String, Subquery)
+    /// A pointer to some result of the subquery (`$inQuery`), or to none (`$notInQuery`).
+    case matchesQuery(Subquery)
+    case doesNotMatchQuery(Subquery)
+    /// Within `maxDistance` radians of the point (unbounded when nil); results nearest first.
+    case nearSphere(GeoPoint, maxDistance: Double?)
+    /// Inside the box from the south-west to the north-east corner.
+    case withinBox(southWest: GeoPoint, northEast: GeoPoint)
+    /// Inside the polygon.
+    case withinPolygon([GeoPoint])
+    /// Within `radius` radians of the center.
+    case withinCenterSphere(GeoPoint, radius: Double)
 
-extension QueryConstraint {
-    /// Parses the JSON of a `where` parameter.
-    /// - Throws: `ParseError` 102 for a malformed or unsupported constraint, 105 for a bad key name,
-    ///   and `WireValue`'s errors for malformed values.
-    public static func parse(where json: JSON) throws -> QueryConstraint {
-        let constraint = try parseClause(json)
-        guard constraint.complexity <= maximumComplexity else {
-            throw ParseError(.invalidQuery, "The query is too complex: more than \(maximumComplexity) conditions.")
+    var subquery: Subquery? {
+        switch self {
+        case .matchesKeyInQuery(_, let query), .doesNotMatchKeyInQuery(_, let query), .matchesQuery(let query),
+            .doesNotMatchQuery(let query):
+            query
+        default: nil
         }
-        return constraint
-    }
-
-    private static func parseClause(_ json: JSON) throws -> QueryConstraint {
-        guard case .object(let members) = json else {
-            throw ParseError(.invalidQuery, "where must be a JSON object")
-        }
-        var parts: [QueryConstraint] = []
-        for key in members.keys.sorted() {
-            let value = members[key]!
-            switch key {
-            case "$or", "$and", "$nor":
-                guard let clauses = value.arrayValue, !clauses.isEmpty else {
-                    throw ParseError(.invalidQuery, "Bad \(key) format - use an array of at least 1 value.")
-                }
-                let parsed = try clauses.map { try parseClause($0) }
-                parts.append(key == "$or" ? .or(parsed) : key == "$and" ? .and(parsed) : .nor(parsed))
-            default:
-                parts.append(contentsOf: try parseField(key, value))
-            }
-        }
-        return parts.count == 1 ? parts[0] : .and(parts)
-    }
-
-    private static func parseField(_ key: String, _ value: JSON) throws -> [QueryConstraint] {
-        if key == "ACL" { throw ParseError(.invalidQuery, "Cannot query on ACL.") }
-        guard isQueryableKey(key) else { throw ParseError(.invalidKeyName, "Invalid key name: \(key)") }
-        guard case .object(let members) = value, members["__type"] == nil,
-            members.keys.contains(where: { $0.hasPrefix("$") })
-        else {
-            return [.field(key, .equalTo(try constraintValue(value)))]
-        }
-        var conditions: [QueryConstraint] = []
-        for op in members.keys.sorted() {
-            let operand = members[op]!
-            let condition: FieldCondition
-            switch op {
-            case "$eq": condition = .equalTo(try constraintValue(operand))
-            case "$ne": condition = .notEqualTo(try constraintValue(operand))
-            case "$lt": condition = .lessThan(try constraintValue(operand))
-            case "$lte": condition = .lessThanOrEqualTo(try constraintValue(operand))
-            case "$gt": condition = .greaterThan(try constraintValue(operand))
-            case "$gte": condition = .greaterThanOrEqualTo(try constraintValue(operand))
-            case "$in", "$nin":
-                guard let values = operand.arrayValue else { throw ParseError(.invalidJSON, "bad \(op) value") }
-                let parsed = try values.map { try constraintValue($0) }
-                condition = op == "$in" ? .containedIn(parsed) : .notContainedIn(parsed)
-            case "$exists":
-                guard let flag = operand.boolValue else { throw ParseError(.invalidJSON, "bad $exists value") }
-                condition = .exists(flag)
-            default:
-                if op.hasPrefix("$") { throw ParseError(.invalidJSON, "bad constraint: \(op)") }
-                // A plain key mixed with operators compares the plain part for equality, as Parse does.
-                condition = .equalTo(try constraintValue(.object(members.filter { !$0.key.hasPrefix("$") })))
-            }
-            conditions.append(.field(key, condition))
-        }
-        return conditions
-    }
-
-    private static func constraintValue(_ value: JSON) throws -> JSON {
-        try WireValue.validate(value).1
-    }
-
-    /// A field name, a dot path of field names, or one of the built-in keys.
-    public static func isQueryableKey(_ key: String) -> Bool {
-        if key == "objectId" || key == "createdAt" || key == "updatedAt" { return true }
-        return key.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { Names.isValidIdentifier(String($0)) }
     }
 }

@@ -41,6 +41,7 @@ enum ClassRoutes {
         try checkReadableClassName(className)
         var options = try QueryOptions.parse(try request.parameters())
         options.find.readableBy = context.aclSubjects
+        if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
         return try context.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
@@ -49,12 +50,12 @@ enum ClassRoutes {
                 return APIResponse(body: .object(body))
             }
             var body: [String: JSON] = [:]
-            if options.find.limit > 0 {
-                let objects = try ObjectStore.find(options.find, in: schema, in: db)
-                body["results"] = .array(try objects.map(options.render))
-            } else {
-                body["results"] = []
+            let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
+            var results = try rows.map(options.render)
+            if !options.include.isEmpty {
+                results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include)
             }
+            body["results"] = .array(results)
             if options.wantsCount {
                 body["count"] = .number(Double(try ObjectStore.count(options.find.constraint, in: schema,
                                                                      readableBy: options.find.readableBy, in: db)))
@@ -66,15 +67,18 @@ enum ClassRoutes {
     static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
         try checkReadableClassName(className)
         let options = try QueryOptions.parse(try request.parameters(), isGet: true)
-        let row = try context.read { db -> StoredRow? in
+        let object = try context.read { db -> JSON? in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
                 return nil
             }
-            return try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db)
+            guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
+            let object = try options.render(row)
+            if options.include.isEmpty { return object }
+            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include).first
         }
-        guard let row else { throw ObjectWriter.objectNotFound }
-        return APIResponse(body: try options.render(row))
+        guard let object else { throw ObjectWriter.objectNotFound }
+        return APIResponse(body: object)
     }
 
     static func delete(_ className: String, _ objectId: String, context: RequestContext) throws -> APIResponse {
@@ -86,6 +90,7 @@ enum ClassRoutes {
                 context.canWrite(try row.decoded().acl)
             else { throw ObjectWriter.objectNotFound }
             _ = try ObjectStore.delete(objectId, from: schema, in: db)
+            try RelationStore.deleteAll(className: className, objectId: objectId, in: db)
         }
         return APIResponse(body: [:])
     }

@@ -67,7 +67,13 @@ enum SchemaRoutes {
             if try SchemaStore.load(className, in: db) != nil {
                 throw ParseError(.invalidClassName, "Class \(className) already exists.")
             }
-            return try SchemaStore.create(className, fields: fields, classLevelPermissions: permissions, in: db)
+            var schema = try SchemaStore.create(className, fields: fields, classLevelPermissions: permissions, in: db)
+            try IndexStore.indexNewPointers(fields, of: schema, in: db)
+            if let indexes = body["indexes"] {
+                schema = try IndexStore.apply(indexes, to: schema, in: db)
+                try SchemaStore.save(schema, in: db)
+            }
+            return schema
         }
         return APIResponse(body: schema.json)
     }
@@ -82,6 +88,7 @@ enum SchemaRoutes {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
                     }
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
+                    try RelationStore.deleteField(className: className, field: name, in: db)
                 } else {
                     guard schema.type(of: name) == nil else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) exists, cannot update.")
@@ -93,6 +100,7 @@ enum SchemaRoutes {
             if let permissions = body["classLevelPermissions"] {
                 schema.classLevelPermissions = try validatePermissions(permissions)
             }
+            if let indexes = body["indexes"] { schema = try IndexStore.apply(indexes, to: schema, in: db) }
             try SchemaStore.save(schema, in: db)
             return schema
         }

@@ -22,6 +22,7 @@ enum ObjectWriter {
                                       acl: changes.acl ?? nil, fields: [:])
             object.fields = try apply(changes.operations, to: [:])
             try ObjectStore.insert(object, into: schema, in: db)
+            try RelationStore.apply(changes.operations, className: className, objectId: object.objectId, in: db)
             return object
         }
         return APIResponse(
@@ -44,6 +45,7 @@ enum ObjectWriter {
             if let acl = changes.acl { object.acl = acl }
             object.updatedAt = max(ParseDate.now(), object.updatedAt)
             try ObjectStore.update(object, in: schema, in: db)
+            try RelationStore.apply(changes.operations, className: className, objectId: objectId, in: db)
             return object
         }
         var response: [String: JSON] = ["updatedAt": .string(object.updatedAt.iso)]
@@ -98,7 +100,9 @@ enum ObjectWriter {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
             }
             try ClassSchema.checkSingleGeoPoint(changes.types)
-            return try SchemaStore.create(className, fields: changes.types, classLevelPermissions: nil, in: db)
+            let schema = try SchemaStore.create(className, fields: changes.types, classLevelPermissions: nil, in: db)
+            try IndexStore.indexNewPointers(changes.types, of: schema, in: db)
+            return schema
         }
         return try extendSchema(schema, with: changes.types, context: context, in: db)
     }
@@ -108,7 +112,7 @@ enum ObjectWriter {
     static func extendSchema(_ schema: ClassSchema, with types: [String: FieldType], context: RequestContext,
                              in db: SQLiteConnection) throws -> ClassSchema {
         var schema = schema
-        var added = false
+        var added: [String: FieldType] = [:]
         for (key, type) in types {
             if let recorded = schema.fields[key] {
                 guard recorded == type else {
@@ -116,12 +120,13 @@ enum ObjectWriter {
                 }
             } else {
                 schema.fields[key] = type
-                added = true
+                added[key] = type
             }
         }
-        if added {
+        if !added.isEmpty {
             try ClassSchema.checkSingleGeoPoint(schema.fields)
             try SchemaStore.save(schema, in: db)
+            try IndexStore.indexNewPointers(added, of: schema, in: db)
         }
         return schema
     }

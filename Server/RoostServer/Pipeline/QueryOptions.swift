@@ -6,6 +6,8 @@ struct QueryOptions {
     var wantsCount = false
     var keys: Set<String>?
     var excludeKeys: Set<String> = []
+    /// Pointer paths to replace by the objects they point to (`post`, `post.author`); `*` means every pointer field.
+    var include: [[String]] = []
 
     static let findParameters: Set<String> = [
         "where", "order", "limit", "skip", "count", "keys", "excludeKeys", "include", "includeAll",
@@ -48,18 +50,32 @@ struct QueryOptions {
             case "skip": options.find.skip = try integer(value, name)
             case "count": options.wantsCount = isTruthy(value)
             case "keys":
-                // `a.b` selects `a` (the part inside `a` needs `include`).
-                options.keys = Set(try list(value, name).compactMap { $0.split(separator: ".").first.map(String.init) })
+                // `a.b` selects `a` and includes it, as Parse does.
+                let paths = try list(value, name)
+                options.keys = Set(paths.compactMap { $0.split(separator: ".").first.map(String.init) })
+                options.include += paths.filter { $0.contains(".") }.map { path in path.split(separator: ".").dropLast().map(String.init) }
             case "excludeKeys": options.excludeKeys = Set(try list(value, name))
+            case "include":
+                options.include += try list(value, name).map { path in
+                    let parts = path.split(separator: ".").map(String.init)
+                    guard path == "*" || parts.allSatisfy(Names.isValidIdentifier) else {
+                        throw ParseError(.invalidKeyName, "Invalid include path: \(path)")
+                    }
+                    return parts
+                }
+            case "includeAll": if isTruthy(value) { options.include.append(["*"]) }
             default: continue  // Accepted for compatibility; no effect on this storage engine.
             }
         }
         return options
     }
 
+    /// Whether results can be sent as stored, without decoding.
+    var sendsRowsAsStored: Bool { keys == nil && excludeKeys.isEmpty && include.isEmpty }
+
     /// One result as the client asked for it: the stored text as is, or decoded to apply `keys`/`excludeKeys`.
     func render(_ row: StoredRow) throws -> JSON {
-        if keys == nil, excludeKeys.isEmpty { return row.wireFragment }
+        if sendsRowsAsStored { return row.wireFragment }
         return try row.decoded().wireJSON(keys: keys, excluding: excludeKeys)
     }
 

@@ -40,19 +40,20 @@ enum ObjectStore {
     /// - Parameter readableBy: see `FindQuery.readableBy`; an object the caller may not read is not found.
     static func fetch(_ objectId: String, from schema: ClassSchema, readableBy: [String]? = nil,
                       in db: some SQLQuerying) throws -> StoredRow? {
-        let acl = readFilter(readableBy)
+        let acl = QueryCompiler.readFilter(readableBy)
         let rows = try db.fetchRows("SELECT \(columns) FROM \(schema.tableName) WHERE objectId = ? AND \(acl.sql)",
                                     [.text(objectId)] + acl.arguments, cacheable: true)
         return rows.first.map { StoredRow($0, className: schema.className) }
     }
 
-    /// The ACL as part of the SQL `WHERE`: no ACL, or one that grants read to one of the subjects.
-    private static func readFilter(_ subjects: [String]?) -> SQLFragment {
-        guard let subjects else { return SQLFragment(sql: "1", arguments: []) }
-        let list = JSON.array(subjects.map { .string($0) }).jsonText
-        return SQLFragment(
-            sql: "(rperm IS NULL OR EXISTS (SELECT 1 FROM json_each(rperm) WHERE value IN (SELECT value FROM json_each(?))))",
-            arguments: [.text(list)])
+    /// The objects with these ids that the caller may read (for `include`).
+    static func fetchMany(_ objectIds: [String], from schema: ClassSchema, readableBy: [String]?,
+                          in db: some SQLQuerying) throws -> [StoredRow] {
+        let acl = QueryCompiler.readFilter(readableBy)
+        let ids = JSON.array(objectIds.map { .string($0) }).jsonText
+        return try db.fetchRows(
+            "SELECT \(columns) FROM \(schema.tableName) WHERE objectId IN (SELECT value FROM json_each(?)) AND \(acl.sql)",
+            [.text(ids)] + acl.arguments, cacheable: true).map { StoredRow($0, className: schema.className) }
     }
 
     /// Returns whether a row was deleted.
@@ -62,23 +63,34 @@ enum ObjectStore {
     }
 
     static func find(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> [StoredRow] {
-        let filter = try QueryCompiler(schema: schema).compile(query.constraint)
-        let acl = readFilter(query.readableBy)
+        let compiler = compiler(for: schema, readableBy: query.readableBy, in: db)
+        let filter = try compiler.compile(query.constraint)
+        let acl = QueryCompiler.readFilter(query.readableBy)
         var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)"
-        let order = QueryCompiler(schema: schema).orderBy(query.order)
-        if !order.isEmpty { sql += " ORDER BY " + order }
+        var arguments = filter.arguments + acl.arguments
+        let order = compiler.orderBy(query.order)
+        if !order.isEmpty {
+            sql += " ORDER BY " + order
+        } else if let nearest = compiler.nearestFirst(query.constraint) {
+            sql += " ORDER BY " + nearest.sql
+            arguments += nearest.arguments
+        }
         sql += " LIMIT ? OFFSET ?"
-        let arguments = filter.arguments + acl.arguments + [.integer(Int64(query.limit)), .integer(Int64(query.skip))]
+        arguments += [.integer(Int64(query.limit)), .integer(Int64(query.skip))]
         return try db.fetchRows(sql, arguments, cacheable: true).map { StoredRow($0, className: schema.className) }
     }
 
     static func count(_ constraint: QueryConstraint, in schema: ClassSchema, readableBy: [String]? = nil,
                       in db: some SQLQuerying) throws -> Int {
-        let filter = try QueryCompiler(schema: schema).compile(constraint)
-        let acl = readFilter(readableBy)
+        let filter = try compiler(for: schema, readableBy: readableBy, in: db).compile(constraint)
+        let acl = QueryCompiler.readFilter(readableBy)
         let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)",
                                     filter.arguments + acl.arguments, cacheable: true)
         return Int(rows.first?.first?.integer ?? 0)
+    }
+
+    private static func compiler(for schema: ClassSchema, readableBy: [String]?, in db: some SQLQuerying) -> QueryCompiler {
+        QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) }, readableBy: readableBy)
     }
 
     /// `objectId, createdAt, updatedAt, acl, rperm, data`.

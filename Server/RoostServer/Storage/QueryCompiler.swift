@@ -12,9 +12,17 @@ struct SQLFragment {
 /// `QueryConstraint.parse` checked them against `^[A-Za-z][A-Za-z0-9_]*$` (dot-separated).
 struct QueryCompiler {
     let schema: ClassSchema
+    /// Finds the schemas of subquery classes (in the same snapshot as the main query).
+    var lookup: (String) throws -> ClassSchema? = { _ in nil }
+    /// The caller's ACL subjects: subqueries see only what the caller may read.
+    var readableBy: [String]?
 
     func compile(_ constraint: QueryConstraint) throws -> SQLFragment {
         switch constraint {
+        case .relatedTo(let className, let objectId, let key):
+            return SQLFragment(
+                sql: "objectId IN (SELECT relatedId FROM _join WHERE owningClass = ? AND field = ? AND owningId = ?)",
+                arguments: [.text(className), .text(key), .text(objectId)])
         case .and(let parts): return try join(parts, with: "AND", empty: "1")
         case .or(let parts): return try join(parts, with: "OR", empty: "0")
         case .nor(let parts):
@@ -50,11 +58,11 @@ struct QueryCompiler {
         return SQLFragment(sql: sql.joined(separator: " \(op) "), arguments: arguments)
     }
 
-    private func jsonPath(_ key: String) -> String { "$." + key }
+    func jsonPath(_ key: String) -> String { "$." + key }
 
     /// The SQL expression and bound value that compare a key against `value`
     /// (Dates by their ISO text, Pointers by objectId, built-in dates by milliseconds).
-    private func operand(_ key: String, _ value: JSON) -> (String, SQLValue) {
+    func operand(_ key: String, _ value: JSON) -> (String, SQLValue) {
         switch key {
         case "objectId":
             return ("objectId", value.stringValue.map(SQLValue.text) ?? .null)
@@ -82,12 +90,12 @@ struct QueryCompiler {
         }
     }
 
-    private func isArrayField(_ key: String) -> Bool { schema.fields[key] == .array }
+    func isArrayField(_ key: String) -> Bool { schema.fields[key] == .array }
 
     /// SQLite compares across storage classes (`true` is 1, text sorts after numbers) but Parse never
     /// matches a value of another type: the `json_type` test that keeps numbers to numbers and
     /// strings to strings. `typeExpression` is `json_type(...)` or a json_each row's `type`.
-    private func typeGuard(_ typeExpression: String, for value: JSON) -> String? {
+    func typeGuard(_ typeExpression: String, for value: JSON) -> String? {
         switch value {
         case .number: "\(typeExpression) IN ('integer', 'real')"
         case .string: "\(typeExpression) = 'text'"
@@ -95,10 +103,10 @@ struct QueryCompiler {
         }
     }
 
-    private func isBuiltIn(_ key: String) -> Bool { key == "objectId" || key == "createdAt" || key == "updatedAt" }
+    func isBuiltIn(_ key: String) -> Bool { key == "objectId" || key == "createdAt" || key == "updatedAt" }
 
     /// The expression for one element of an array field, in a `json_each(...) AS element` scan.
-    private func elementExpression(for value: JSON) -> String {
+    func elementExpression(for value: JSON) -> String {
         switch value {
         case .string(let text) where text.contains("\0"): return "(data -> element.fullkey)"
         default: break
@@ -111,7 +119,7 @@ struct QueryCompiler {
     }
 
     /// `guard AND sql` when there is a guard.
-    private func guarded(_ sql: String, _ guardSQL: String?) -> String {
+    func guarded(_ sql: String, _ guardSQL: String?) -> String {
         guardSQL.map { "\($0) AND \(sql)" } ?? sql
     }
 
@@ -132,6 +140,9 @@ struct QueryCompiler {
         case .notContainedIn(let values):
             let inner = try membership(key, values)
             return SQLFragment(sql: "NOT COALESCE((\(inner.sql)), 0)", arguments: inner.arguments)
+        case .containsAll, .containedBy, .matchesRegex, .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery,
+            .doesNotMatchQuery, .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere:
+            return try compileAdvanced(key, condition)
         case .exists(let flag):
             switch key {
             case "objectId", "createdAt", "updatedAt": return SQLFragment(sql: flag ? "1" : "0", arguments: [])
@@ -142,7 +153,13 @@ struct QueryCompiler {
         }
     }
 
-    private func equality(_ key: String, _ value: JSON) -> SQLFragment {
+    func equality(_ key: String, _ value: JSON) -> SQLFragment {
+        if case .relation = schema.fields[key], value["__type"]?.stringValue == "Pointer", let id = value["objectId"]?.stringValue {
+            // Owners whose relation holds the object.
+            return SQLFragment(
+                sql: "objectId IN (SELECT owningId FROM _join WHERE owningClass = ? AND field = ? AND relatedId = ?)",
+                arguments: [.text(schema.className), .text(key), .text(id)])
+        }
         if value == .null {
             if ["objectId", "createdAt", "updatedAt"].contains(key) { return SQLFragment(sql: "0", arguments: []) }
             let type = "json_type(data, '\(jsonPath(key))')"

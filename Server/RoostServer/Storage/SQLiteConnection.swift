@@ -26,6 +26,7 @@ final class SQLiteConnection {
         }
         handle = connection
         sqlite3_extended_result_codes(handle, 1)
+        SQLFunctions.register(on: handle)
         sqlite3_busy_timeout(handle, 10_000)
         let pragmaStatus = sqlite3_exec(handle, pragmas, nil, nil, nil)
         guard pragmaStatus == SQLITE_OK else { throw error(pragmaStatus) }

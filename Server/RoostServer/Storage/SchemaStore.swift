@@ -47,6 +47,7 @@ enum SchemaStore {
     static func drop(_ schema: ClassSchema, in db: SQLiteConnection) throws {
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
         try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
+        try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])
     }
 
     private static func encode(_ fields: [String: FieldType]) -> String {

@@ -76,6 +76,19 @@ public final class Storage: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v3: relations") { db in
+            // Every Relation field's pairs, in one table: `owningClass.field` of `owningId` holds `relatedId`.
+            try db.execute(sql: """
+                CREATE TABLE _join (
+                    owningClass TEXT NOT NULL,
+                    field TEXT NOT NULL,
+                    owningId TEXT NOT NULL,
+                    relatedId TEXT NOT NULL,
+                    PRIMARY KEY (owningClass, field, owningId, relatedId)
+                ) WITHOUT ROWID;
+                CREATE INDEX _join_related ON _join (owningClass, field, relatedId);
+                """)
+        }
         return migrator
     }
 

@@ -1,0 +1,66 @@
+import RoostCore
+
+/// SQLite indexes behind a class's fields, on the same expressions the query compiler emits, so
+/// equality, range and `order` on an indexed field read the index.
+///
+/// Policy: `objectId` is the primary key; every Pointer field gets an index automatically when it
+/// is first recorded (pointer equality, `$inQuery`, `include`); other fields get one when declared
+/// through `indexes` in `POST/PUT /schemas/<Class>`, as in Parse.
+enum IndexStore {
+    /// The expression an index on `field` covers: the column for built-in keys, else the JSON path
+    /// (a Pointer's objectId, a Date's ISO text).
+    static func expression(for field: String, in schema: ClassSchema) -> String? {
+        switch field {
+        case "objectId", "createdAt", "updatedAt": return field
+        default:
+            switch schema.fields[field] {
+            case .pointer?: return "json_extract(data, '$.\(field).objectId')"
+            case .date?: return "json_extract(data, '$.\(field).iso')"
+            case .string?, .number?, .boolean?: return "json_extract(data, '$.\(field)')"
+            default: return nil
+            }
+        }
+    }
+
+    /// Applies `indexes` from a schema request: `{"name": {"field": 1 | -1, …}}` adds, `{"name": {"__op": "Delete"}}` drops.
+    /// - Throws: `ParseError` 102 for a bad name, a missing or unindexable field, or an existing/missing index.
+    static func apply(_ request: JSON, to schema: ClassSchema, in db: SQLiteConnection) throws -> ClassSchema {
+        guard case .object(let entries) = request else { throw ParseError(.invalidQuery, "indexes must be an object") }
+        var schema = schema
+        var declared = schema.indexes?.objectValue ?? [:]
+        for (name, definition) in entries.sorted(by: { $0.key < $1.key }) {
+            guard Names.isValidIdentifier(name) else { throw ParseError(.invalidQuery, "Invalid index name: \(name)") }
+            let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_i_\(name)\""
+            if definition["__op"]?.stringValue == "Delete" {
+                guard declared.removeValue(forKey: name) != nil else {
+                    throw ParseError(.invalidQuery, "Index \(name) does not exist, cannot delete.")
+                }
+                try db.execute("DROP INDEX IF EXISTS \(sqlName)", cacheable: false)
+                continue
+            }
+            guard declared[name] == nil else { throw ParseError(.invalidQuery, "Index \(name) exists, cannot update.") }
+            guard case .object(let fields) = definition, !fields.isEmpty else { throw ParseError(.invalidQuery, "Index \(name) needs fields") }
+            var terms: [String] = []
+            for (field, direction) in fields.sorted(by: { $0.key < $1.key }) {
+                guard let expression = expression(for: field, in: schema) else {
+                    throw ParseError(.invalidQuery, "Field \(field) does not exist or cannot be indexed, cannot add index.")
+                }
+                guard direction == 1 || direction == -1 else { throw ParseError(.invalidQuery, "Index direction must be 1 or -1") }
+                terms.append(expression + (direction == -1 ? " DESC" : ""))
+            }
+            try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", ")))", cacheable: false)
+            declared[name] = definition
+        }
+        schema.indexes = declared.isEmpty ? nil : .object(declared)
+        return schema
+    }
+
+    /// Indexes Pointer fields among `added` (the automatic part of the policy).
+    static func indexNewPointers(_ added: [String: FieldType], of schema: ClassSchema, in db: SQLiteConnection) throws {
+        for (field, type) in added {
+            guard case .pointer = type, let expression = expression(for: field, in: schema) else { continue }
+            let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_p_\(field)\""
+            try db.execute("CREATE INDEX IF NOT EXISTS \(sqlName) ON \(schema.tableName) (\(expression))", cacheable: false)
+        }
+    }
+}

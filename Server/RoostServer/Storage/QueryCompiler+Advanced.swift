@@ -1,0 +1,113 @@
+import RoostCore
+
+/// Array, regex, subquery and geo operators.
+extension QueryCompiler {
+    func compileAdvanced(_ key: String, _ condition: FieldCondition) throws -> SQLFragment {
+        switch condition {
+        case .containsAll(let values):
+            guard !values.isEmpty else { return SQLFragment(sql: "0", arguments: []) }
+            return try compile(.and(values.map { .field(key, .equalTo($0)) }))
+        case .containedBy(let values):
+            let list = JSON.array(values.map { $0["objectId"] ?? $0 }).jsonText
+            let element = values.first.map(elementExpression) ?? "element.value"
+            return SQLFragment(
+                sql: "NOT EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(element) NOT IN (SELECT value FROM json_each(?)))",
+                arguments: [.text(list)])
+        case .matchesRegex(let pattern, let options):
+            try RegexGuard.check(pattern)
+            guard (try? Regex(pattern)) != nil || options.contains("x") else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
+            let (expression, _) = operand(key, .string(""))
+            return SQLFragment(sql: "roost_regexp(\(expression), ?, ?)", arguments: [.text(pattern), .text(options)])
+        case .matchesKeyInQuery(let subKey, let subquery):
+            return try selectKey(key, subKey, subquery, negated: false)
+        case .doesNotMatchKeyInQuery(let subKey, let subquery):
+            return try selectKey(key, subKey, subquery, negated: true)
+        case .matchesQuery(let subquery):
+            return try inQuery(key, subquery, negated: false)
+        case .doesNotMatchQuery(let subquery):
+            return try inQuery(key, subquery, negated: true)
+        case .nearSphere(let point, let maxDistance):
+            let distance = geoDistance(key, point)
+            guard let maxDistance else { return SQLFragment(sql: "\(distance.sql) IS NOT NULL", arguments: distance.arguments) }
+            return SQLFragment(sql: "\(distance.sql) <= ?", arguments: distance.arguments + [.real(maxDistance)])
+        case .withinBox(let southWest, let northEast):
+            let (lat, lng) = coordinates(key)
+            return SQLFragment(
+                sql: "\(lat) BETWEEN ? AND ? AND \(lng) BETWEEN ? AND ?",
+                arguments: [.real(southWest.latitude), .real(northEast.latitude), .real(southWest.longitude), .real(northEast.longitude)])
+        case .withinPolygon(let points):
+            let (lat, lng) = coordinates(key)
+            let polygon = JSON.array(points.map { [.number($0.latitude), .number($0.longitude)] }).jsonText
+            return SQLFragment(sql: "roost_geo_in_polygon(\(lat), \(lng), ?)", arguments: [.text(polygon)])
+        case .withinCenterSphere(let center, let radius):
+            let distance = geoDistance(key, center)
+            return SQLFragment(sql: "\(distance.sql) <= ?", arguments: distance.arguments + [.real(radius)])
+        default:
+            throw ParseError(.invalidQuery, "unsupported constraint on \(key)")
+        }
+    }
+
+    /// `ORDER BY` for a top-level `$nearSphere` when the query names no order: nearest first.
+    func nearestFirst(_ constraint: QueryConstraint) -> SQLFragment? {
+        switch constraint {
+        case .field(let key, .nearSphere(let point, _)):
+            let distance = geoDistance(key, point)
+            return SQLFragment(sql: distance.sql + " ASC", arguments: distance.arguments)
+        case .and(let parts):
+            return parts.lazy.compactMap(nearestFirst).first
+        default:
+            return nil
+        }
+    }
+
+    private func coordinates(_ key: String) -> (String, String) {
+        ("json_extract(data, '\(jsonPath(key)).latitude')", "json_extract(data, '\(jsonPath(key)).longitude')")
+    }
+
+    private func geoDistance(_ key: String, _ point: GeoPoint) -> SQLFragment {
+        let (lat, lng) = coordinates(key)
+        return SQLFragment(sql: "roost_geo_distance(\(lat), \(lng), ?, ?)", arguments: [.real(point.latitude), .real(point.longitude)])
+    }
+
+    /// The rows of a subquery's class the caller may read, as `FROM … WHERE …` SQL; `nil` when the class does not exist.
+    private func subquerySource(_ subquery: Subquery) throws -> (table: String, compiler: QueryCompiler, filter: SQLFragment)? {
+        guard let subSchema = try lookup(subquery.className) else { return nil }
+        let compiler = QueryCompiler(schema: subSchema, lookup: lookup, readableBy: readableBy)
+        let filter = try compiler.compile(subquery.constraint)
+        let acl = QueryCompiler.readFilter(readableBy)
+        return (subSchema.tableName, compiler,
+                SQLFragment(sql: "(\(filter.sql)) AND \(acl.sql)", arguments: filter.arguments + acl.arguments))
+    }
+
+    /// `$inQuery`: a pointer (or an array of pointers) to one of the subquery's results.
+    private func inQuery(_ key: String, _ subquery: Subquery, negated: Bool) throws -> SQLFragment {
+        guard let source = try subquerySource(subquery) else { return SQLFragment(sql: negated ? "1" : "0", arguments: []) }
+        let ids = "SELECT objectId FROM \(source.table) WHERE \(source.filter.sql)"
+        let test: String
+        if isArrayField(key) {
+            test = "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE json_extract(element.value, '$.objectId') IN (\(ids)))"
+        } else {
+            test = "json_extract(data, '\(jsonPath(key)).objectId') IN (\(ids))"
+        }
+        return SQLFragment(sql: negated ? "NOT COALESCE((\(test)), 0)" : test, arguments: source.filter.arguments)
+    }
+
+    /// `$select`: the field equals `subKey` of one of the subquery's results.
+    private func selectKey(_ key: String, _ subKey: String, _ subquery: Subquery, negated: Bool) throws -> SQLFragment {
+        guard QueryConstraint.isQueryableKey(subKey) else { throw ParseError(.invalidKeyName, "Invalid key name: \(subKey)") }
+        guard let source = try subquerySource(subquery) else { return SQLFragment(sql: negated ? "1" : "0", arguments: []) }
+        let selected = source.compiler.isBuiltIn(subKey) ? subKey : "json_extract(data, '\(jsonPath(subKey))')"
+        let (expression, _) = operand(key, .string(""))
+        let test = "\(expression) IN (SELECT \(selected) FROM \(source.table) WHERE \(source.filter.sql))"
+        return SQLFragment(sql: negated ? "NOT COALESCE((\(test)), 0)" : test, arguments: source.filter.arguments)
+    }
+
+    /// The ACL as part of the SQL `WHERE`: no ACL, or one that grants read to one of the subjects.
+    static func readFilter(_ subjects: [String]?) -> SQLFragment {
+        guard let subjects else { return SQLFragment(sql: "1", arguments: []) }
+        let list = JSON.array(subjects.map { .string($0) }).jsonText
+        return SQLFragment(
+            sql: "(rperm IS NULL OR EXISTS (SELECT 1 FROM json_each(rperm) WHERE value IN (SELECT value FROM json_each(?))))",
+            arguments: [.text(list)])
+    }
+}

@@ -1,0 +1,29 @@
+import RoostCore
+
+/// The pairs of every Relation field, in the `_join` table.
+enum RelationStore {
+    /// Links and unlinks the objects named by relation operations of one save.
+    static func apply(_ operations: [String: FieldOperation], className: String, objectId: String, in db: SQLiteConnection) throws {
+        for (field, operation) in operations {
+            guard case .relation(_, let added, let removed) = operation else { continue }
+            for relatedId in added {
+                try db.execute("INSERT OR IGNORE INTO _join (owningClass, field, owningId, relatedId) VALUES (?, ?, ?, ?)",
+                               [.text(className), .text(field), .text(objectId), .text(relatedId)])
+            }
+            for relatedId in removed {
+                try db.execute("DELETE FROM _join WHERE owningClass = ? AND field = ? AND owningId = ? AND relatedId = ?",
+                               [.text(className), .text(field), .text(objectId), .text(relatedId)])
+            }
+        }
+    }
+
+    /// Forgets the pairs of a deleted object (as owner).
+    static func deleteAll(className: String, objectId: String, in db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM _join WHERE owningClass = ? AND owningId = ?", [.text(className), .text(objectId)])
+    }
+
+    /// Forgets a Relation field removed from the schema.
+    static func deleteField(className: String, field: String, in db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM _join WHERE owningClass = ? AND field = ?", [.text(className), .text(field)])
+    }
+}

@@ -1,0 +1,107 @@
+import CSQLite
+import Foundation
+
+/// SQL functions the query compiler relies on, registered on every connection:
+/// - `roost_regexp(value, pattern, options)`: 1 when the string matches (`$regex`);
+/// - `roost_geo_distance(lat1, lng1, lat2, lng2)`: great-circle distance in radians;
+/// - `roost_geo_in_polygon(lat, lng, '[[lat,lng],...]')`: 1 when the point is inside.
+/// See https://sqlite.org/c3ref/create_function.html
+enum SQLFunctions {
+    static func register(on handle: OpaquePointer) {
+        let cache = Unmanaged.passRetained(RegexCache()).toOpaque()
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
+        sqlite3_create_function_v2(handle, "roost_regexp", 3, flags, cache, regexp, nil, nil, releaseCache)
+        sqlite3_create_function_v2(handle, "roost_geo_distance", 4, flags, nil, geoDistance, nil, nil, nil)
+        sqlite3_create_function_v2(handle, "roost_geo_in_polygon", 3, flags, nil, geoInPolygon, nil, nil, nil)
+    }
+}
+
+/// Compiled patterns of one connection (used by one thread at a time, like the connection).
+private final class RegexCache {
+    var compiled: [String: Regex<AnyRegexOutput>] = [:]
+
+    func regex(_ pattern: String, options: String) -> Regex<AnyRegexOutput>? {
+        let key = options + "/" + pattern
+        if let cached = compiled[key] { return cached }
+        guard var regex = try? Regex(options.contains("x") ? "(?x)" + pattern : pattern) else { return nil }
+        if options.contains("i") { regex = regex.ignoresCase() }
+        if options.contains("m") { regex = regex.anchorsMatchLineEndings() }
+        if options.contains("s") { regex = regex.dotMatchesNewlines() }
+        if compiled.count > 500 { compiled.removeAll() }
+        compiled[key] = regex
+        return regex
+    }
+}
+
+private let releaseCache: @convention(c) (UnsafeMutableRawPointer?) -> Void = { pointer in
+    if let pointer { Unmanaged<RegexCache>.fromOpaque(pointer).release() }
+}
+
+private func text(_ value: OpaquePointer?) -> String? {
+    guard let value, sqlite3_value_type(value) == SQLITE_TEXT, let bytes = sqlite3_value_text(value) else { return nil }
+    return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+}
+
+private func number(_ value: OpaquePointer?) -> Double? {
+    guard let value else { return nil }
+    let type = sqlite3_value_type(value)
+    guard type == SQLITE_INTEGER || type == SQLITE_FLOAT else { return nil }
+    return sqlite3_value_double(value)
+}
+
+private let regexp: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let cachePointer = sqlite3_user_data(context) else { return }
+    let cache = Unmanaged<RegexCache>.fromOpaque(cachePointer).takeUnretainedValue()
+    guard let subject = text(arguments[0]), let pattern = text(arguments[1]),
+        let regex = cache.regex(pattern, options: text(arguments[2]) ?? "")
+    else {
+        sqlite3_result_int(context, 0)
+        return
+    }
+    sqlite3_result_int(context, subject.contains(regex) ? 1 : 0)
+}
+
+private let geoDistance: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let lat1 = number(arguments[0]), let lng1 = number(arguments[1]),
+        let lat2 = number(arguments[2]), let lng2 = number(arguments[3])
+    else {
+        sqlite3_result_null(context)
+        return
+    }
+    sqlite3_result_double(context, GeoMath.distance(lat1, lng1, lat2, lng2))
+}
+
+private let geoInPolygon: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let lat = number(arguments[0]), let lng = number(arguments[1]), let polygon = text(arguments[2]),
+        let points = (try? JSONSerialization.jsonObject(with: Data(polygon.utf8))) as? [[Double]]
+    else {
+        sqlite3_result_int(context, 0)
+        return
+    }
+    sqlite3_result_int(context, GeoMath.contains(points.map { ($0[0], $0[1]) }, lat, lng) ? 1 : 0)
+}
+
+/// Spherical geometry on degrees.
+enum GeoMath {
+    /// Haversine great-circle distance, in radians.
+    static func distance(_ lat1: Double, _ lng1: Double, _ lat2: Double, _ lng2: Double) -> Double {
+        let toRadians = Double.pi / 180
+        let dLat = (lat2 - lat1) * toRadians, dLng = (lng2 - lng1) * toRadians
+        let a = sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * toRadians) * cos(lat2 * toRadians) * sin(dLng / 2) * sin(dLng / 2)
+        return 2 * atan2(sqrt(a), sqrt(max(0, 1 - a)))
+    }
+
+    /// Even-odd ray casting in the latitude/longitude plane, as Parse's Postgres adapter does.
+    static func contains(_ polygon: [(Double, Double)], _ lat: Double, _ lng: Double) -> Bool {
+        var inside = false
+        var j = polygon.count - 1
+        for i in polygon.indices {
+            let (latI, lngI) = polygon[i], (latJ, lngJ) = polygon[j]
+            if (lngI > lng) != (lngJ > lng), lat < (latJ - latI) * (lng - lngI) / (lngJ - lngI) + latI {
+                inside.toggle()
+            }
+            j = i
+        }
+        return inside
+    }
+}

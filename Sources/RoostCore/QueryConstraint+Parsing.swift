@@ -1,0 +1,185 @@
+extension QueryConstraint {
+    /// Parses the JSON of a `where` parameter.
+    /// - Throws: `ParseError` 102 for a malformed or unsupported constraint (107 for malformed operator
+    ///   values, as Parse), 105 for a bad key name, and `WireValue`'s errors for malformed values.
+    public static func parse(where json: JSON) throws -> QueryConstraint {
+        let constraint = try parseClause(json, depth: 0)
+        guard constraint.complexity <= maximumComplexity else {
+            throw ParseError(.invalidQuery, "The query is too complex: more than \(maximumComplexity) conditions.")
+        }
+        return constraint
+    }
+
+    static func parseClause(_ json: JSON, depth: Int) throws -> QueryConstraint {
+        guard case .object(let members) = json else {
+            throw ParseError(.invalidQuery, "where must be a JSON object")
+        }
+        var parts: [QueryConstraint] = []
+        for key in members.keys.sorted() {
+            let value = members[key]!
+            switch key {
+            case "$or", "$and", "$nor":
+                guard let clauses = value.arrayValue, !clauses.isEmpty else {
+                    throw ParseError(.invalidQuery, "Bad \(key) format - use an array of at least 1 value.")
+                }
+                let parsed = try clauses.map { try parseClause($0, depth: depth) }
+                parts.append(key == "$or" ? .or(parsed) : key == "$and" ? .and(parsed) : .nor(parsed))
+            case "$relatedTo":
+                guard let object = value["object"], object["__type"]?.stringValue == "Pointer",
+                    let className = object["className"]?.stringValue, let objectId = object["objectId"]?.stringValue,
+                    let relationKey = value["key"]?.stringValue, Names.isValidIdentifier(relationKey)
+                else { throw ParseError(.invalidQuery, "improper usage of $relatedTo") }
+                parts.append(.relatedTo(className: className, objectId: objectId, key: relationKey))
+            default:
+                parts.append(contentsOf: try parseField(key, value, depth: depth))
+            }
+        }
+        return parts.count == 1 ? parts[0] : .and(parts)
+    }
+
+    private static func parseField(_ key: String, _ value: JSON, depth: Int) throws -> [QueryConstraint] {
+        if key == "ACL" { throw ParseError(.invalidQuery, "Cannot query on ACL.") }
+        guard isQueryableKey(key) else { throw ParseError(.invalidKeyName, "Invalid key name: \(key)") }
+        guard case .object(let members) = value, members["__type"] == nil,
+            members.keys.contains(where: { $0.hasPrefix("$") })
+        else {
+            return [.field(key, .equalTo(try constraintValue(value)))]
+        }
+        var conditions: [QueryConstraint] = []
+        for op in members.keys.sorted() where !["$options", "$maxDistance", "$maxDistanceInRadians",
+                                               "$maxDistanceInKilometers", "$maxDistanceInMiles"].contains(op) {
+            let condition = try parseOperator(op, members[op]!, members, depth: depth)
+            conditions.append(.field(key, condition))
+        }
+        if conditions.isEmpty { throw ParseError(.invalidQuery, "bad constraint on \(key)") }
+        return conditions
+    }
+
+    private static func parseOperator(_ op: String, _ operand: JSON, _ members: [String: JSON], depth: Int) throws -> FieldCondition {
+        switch op {
+        case "$eq": return .equalTo(try constraintValue(operand))
+        case "$ne": return .notEqualTo(try constraintValue(operand))
+        case "$lt": return .lessThan(try constraintValue(operand))
+        case "$lte": return .lessThanOrEqualTo(try constraintValue(operand))
+        case "$gt": return .greaterThan(try constraintValue(operand))
+        case "$gte": return .greaterThanOrEqualTo(try constraintValue(operand))
+        case "$in", "$nin", "$all", "$containedBy":
+            guard let values = operand.arrayValue else { throw ParseError(.invalidJSON, "bad \(op) value") }
+            let parsed = try values.map { try constraintValue($0) }
+            switch op {
+            case "$in": return .containedIn(parsed)
+            case "$nin": return .notContainedIn(parsed)
+            case "$all": return .containsAll(parsed)
+            default: return .containedBy(parsed)
+            }
+        case "$exists":
+            guard let flag = operand.boolValue else { throw ParseError(.invalidJSON, "bad $exists value") }
+            return .exists(flag)
+        case "$regex":
+            guard let pattern = operand.stringValue else { throw ParseError(.invalidQuery, "bad regex") }
+            let options = members["$options"]?.stringValue ?? ""
+            guard options.allSatisfy({ "imxs".contains($0) }) else {
+                throw ParseError(.invalidQuery, "Invalid regex options: \(options)")
+            }
+            return .matchesRegex(pattern, options: options)
+        case "$select", "$dontSelect":
+            guard case .object(let select) = operand, Set(select.keys) == ["query", "key"],
+                let key = select["key"]?.stringValue, let query = select["query"]
+            else { throw ParseError(.invalidQuery, "improper usage of \(op)") }
+            let subquery = try parseSubquery(query, depth: depth, op: op)
+            return op == "$select" ? .matchesKeyInQuery(key: key, subquery) : .doesNotMatchKeyInQuery(key: key, subquery)
+        case "$inQuery", "$notInQuery":
+            let subquery = try parseSubquery(operand, depth: depth, op: op)
+            return op == "$inQuery" ? .matchesQuery(subquery) : .doesNotMatchQuery(subquery)
+        case "$nearSphere":
+            let point = try geoPoint(operand, op)
+            return .nearSphere(point, maxDistance: try maxDistance(members))
+        case "$within":
+            guard let box = operand["$box"]?.arrayValue, box.count == 2 else { throw ParseError(.invalidJSON, "bad $within $box value") }
+            let southWest = try geoPoint(box[0], "$box"), northEast = try geoPoint(box[1], "$box")
+            guard southWest.latitude <= northEast.latitude else {
+                throw ParseError(.invalidJSON, "bad $within $box: the south-west corner must be south of the north-east corner")
+            }
+            return .withinBox(southWest: southWest, northEast: northEast)
+        case "$geoWithin":
+            if let polygon = operand["$polygon"] {
+                let points = try polygonPoints(polygon)
+                guard points.count >= 3 else { throw ParseError(.invalidJSON, "bad $geoWithin value; Polygon must have at least 3 values") }
+                return .withinPolygon(points)
+            }
+            if let sphere = operand["$centerSphere"]?.arrayValue, sphere.count == 2, let radius = sphere[1].numberValue, radius >= 0 {
+                return .withinCenterSphere(try geoPoint(sphere[0], "$centerSphere"), radius: radius)
+            }
+            throw ParseError(.invalidJSON, "bad $geoWithin value")
+        default:
+            if op.hasPrefix("$") { throw ParseError(.invalidJSON, "bad constraint: \(op)") }
+            // A plain key mixed with operators compares the plain part for equality, as Parse does.
+            return .equalTo(try constraintValue(.object(members.filter { !$0.key.hasPrefix("$") })))
+        }
+    }
+
+    /// `{"className": "C", "where": {...}}` (for `$select`, the `where` may be left out).
+    private static func parseSubquery(_ json: JSON, depth: Int, op: String) throws -> Subquery {
+        guard depth < maximumSubqueryDepth else {
+            throw ParseError(.invalidQuery, "Subqueries are nested deeper than \(maximumSubqueryDepth) levels.")
+        }
+        guard let className = json["className"]?.stringValue, Names.isValidClassName(className),
+            op.hasSuffix("elect") || json["where"] != nil
+        else { throw ParseError(.invalidQuery, "improper usage of \(op)") }
+        let constraint = try json["where"].map { try parseClause($0, depth: depth + 1) } ?? .all
+        return Subquery(className: className, constraint: constraint)
+    }
+
+    private static func geoPoint(_ json: JSON, _ op: String) throws -> GeoPoint {
+        if let pair = json.arrayValue, pair.count == 2, let longitude = pair[0].numberValue, let latitude = pair[1].numberValue {
+            return try checked(GeoPoint(latitude: latitude, longitude: longitude), op)  // [lng, lat], as Mongo.
+        }
+        guard json["__type"]?.stringValue == "GeoPoint", let latitude = json["latitude"]?.numberValue,
+            let longitude = json["longitude"]?.numberValue
+        else { throw ParseError(.invalidJSON, "bad \(op) value; expected a GeoPoint") }
+        return try checked(GeoPoint(latitude: latitude, longitude: longitude), op)
+    }
+
+    private static func checked(_ point: GeoPoint, _ op: String) throws -> GeoPoint {
+        guard (-90...90).contains(point.latitude), (-180...180).contains(point.longitude) else {
+            throw ParseError(.invalidJSON, "bad \(op) value; GeoPoint out of bounds")
+        }
+        return point
+    }
+
+    /// GeoPoints, or a Polygon's `[lat, lng]` pairs.
+    private static func polygonPoints(_ json: JSON) throws -> [GeoPoint] {
+        if json["__type"]?.stringValue == "Polygon", let pairs = json["coordinates"]?.arrayValue {
+            return try pairs.map { pair in
+                guard let values = pair.arrayValue, values.count == 2, let lat = values[0].numberValue, let lng = values[1].numberValue
+                else { throw ParseError(.invalidJSON, "bad $polygon value") }
+                return try checked(GeoPoint(latitude: lat, longitude: lng), "$polygon")
+            }
+        }
+        guard let points = json.arrayValue else { throw ParseError(.invalidJSON, "bad $geoWithin $polygon value") }
+        return try points.map { try geoPoint($0, "$polygon") }
+    }
+
+    /// `$maxDistance` (radians) or its `InRadians`/`InKilometers`/`InMiles` forms, as radians.
+    private static func maxDistance(_ members: [String: JSON]) throws -> Double? {
+        let earthRadiusKilometers = 6371.0, earthRadiusMiles = 3958.8
+        for (name, divisor) in [("$maxDistance", 1.0), ("$maxDistanceInRadians", 1.0),
+                                ("$maxDistanceInKilometers", earthRadiusKilometers), ("$maxDistanceInMiles", earthRadiusMiles)] {
+            if let value = members[name] {
+                guard let number = value.numberValue, number >= 0 else { throw ParseError(.invalidJSON, "bad \(name) value") }
+                return number / divisor
+            }
+        }
+        return nil
+    }
+
+    private static func constraintValue(_ value: JSON) throws -> JSON {
+        try WireValue.validate(value).1
+    }
+
+    /// A field name, a dot path of field names, or one of the built-in keys.
+    public static func isQueryableKey(_ key: String) -> Bool {
+        if key == "objectId" || key == "createdAt" || key == "updatedAt" { return true }
+        return key.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { Names.isValidIdentifier(String($0)) }
+    }
+}

@@ -23,6 +23,7 @@ public final class RoostServer: @unchecked Sendable {
         storage = try Storage(path: config.dataDirectory + "/roost.sqlite")
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
         SessionRoutes.register(in: &router)
+        RoleRoutes.register(in: &router)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }
@@ -110,11 +111,13 @@ public final class RoostServer: @unchecked Sendable {
     /// The user of a session token.
     /// - Throws: `ParseError` 209 when the token is unknown or expired.
     private func authenticate(_ token: String) throws -> AuthenticatedUser {
-        guard let session = try storage.read({ db in try SessionStore.find(token: token, in: db) }) else {
-            throw ParseError(.invalidSessionToken, "Invalid session token")
+        let found = try storage.read { db -> (SessionRecord, [String])? in
+            guard let session = try SessionStore.find(token: token, in: db) else { return nil }
+            return (session, try RoleStore.roleNames(of: session.userId, in: db))
         }
+        guard let (session, roles) = found else { throw ParseError(.invalidSessionToken, "Invalid session token") }
         guard session.expiresAt > ParseDate.now() else { throw ParseError(.invalidSessionToken, "Session token is expired.") }
-        return AuthenticatedUser(id: session.userId, sessionId: session.objectId, sessionToken: token)
+        return AuthenticatedUser(id: session.userId, sessionId: session.objectId, sessionToken: token, roles: roles)
     }
 
     func dispatch(_ request: APIRequest, _ context: RequestContext) throws -> APIResponse {

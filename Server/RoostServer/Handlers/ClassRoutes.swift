@@ -1,6 +1,7 @@
 import RoostCore
 
 /// `/classes/<C>` and `/classes/<C>/<id>`: create, query, get, update, delete.
+/// Class-level permissions are checked first; ACLs are part of every query.
 enum ClassRoutes {
     static func register(in router: inout Router) {
         router.add("POST", "classes/:className") { request, context, parameters in
@@ -21,11 +22,12 @@ enum ClassRoutes {
         }
     }
 
-    static func checkReadableClassName(_ className: String) throws {
+    /// - Parameter isSystemRoute: the request came through a system class's own routes (`/roles`).
+    static func checkReadableClassName(_ className: String, isSystemRoute: Bool) throws {
         guard Names.isValidClassName(className) else {
             throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
         }
-        if className.hasPrefix("_") {
+        if className.hasPrefix("_"), !isSystemRoute {
             throw ParseError(.operationForbidden, "Clients aren't allowed to read the \(className) collection through this endpoint.")
         }
     }
@@ -37,8 +39,8 @@ enum ClassRoutes {
         }
     }
 
-    static func find(_ className: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
-        try checkReadableClassName(className)
+    static func find(_ className: String, request: APIRequest, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
+        try checkReadableClassName(className, isSystemRoute: isSystemRoute)
         var options = try QueryOptions.parse(try request.parameters())
         options.find.readableBy = context.aclSubjects
         if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
@@ -49,6 +51,12 @@ enum ClassRoutes {
                 if options.wantsCount { body["count"] = 0 }
                 return APIResponse(body: .object(body))
             }
+            let operation: ClassPermissions.Operation = options.wantsCount && options.find.limit == 0 ? .count : .find
+            let grant = try ClassPermissions.check(operation, schema, context: context)
+            if let owned = ClassPermissions.constraint(for: grant, context: context) {
+                options.find.constraint = .and([options.find.constraint, owned])
+            }
+            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
             var body: [String: JSON] = [:]
             let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
             var results = try rows.map(options.render)
@@ -64,15 +72,19 @@ enum ClassRoutes {
         }
     }
 
-    static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
-        try checkReadableClassName(className)
-        let options = try QueryOptions.parse(try request.parameters(), isGet: true)
+    static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext,
+                    isSystemRoute: Bool = false) throws -> APIResponse {
+        try checkReadableClassName(className, isSystemRoute: isSystemRoute)
+        var options = try QueryOptions.parse(try request.parameters(), isGet: true)
         let object = try context.read { db -> JSON? in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
                 return nil
             }
+            let grant = try ClassPermissions.check(.get, schema, context: context)
+            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
             guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
+            if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }
             let object = try options.render(row)
             if options.include.isEmpty { return object }
             return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include).first
@@ -81,13 +93,14 @@ enum ClassRoutes {
         return APIResponse(body: object)
     }
 
-    static func delete(_ className: String, _ objectId: String, context: RequestContext) throws -> APIResponse {
-        try ObjectWriter.checkClientClassName(className)
+    static func delete(_ className: String, _ objectId: String, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
+        if !isSystemRoute { try ObjectWriter.checkClientClassName(className) }
         try context.write { db in
             // An object the caller may not write is answered as missing, as Parse does.
-            guard let schema = try SchemaStore.load(className, in: db),
-                let row = try ObjectStore.fetch(objectId, from: schema, in: db),
-                context.canWrite(try row.decoded().acl)
+            guard let schema = try SchemaStore.load(className, in: db) else { throw ObjectWriter.objectNotFound }
+            let grant = try ClassPermissions.check(.delete, schema, context: context)
+            guard let object = try ObjectStore.fetch(objectId, from: schema, in: db)?.decoded(),
+                context.canWrite(object.acl), ClassPermissions.allows(grant, object, context: context)
             else { throw ObjectWriter.objectNotFound }
             _ = try ObjectStore.delete(objectId, from: schema, in: db)
             try RelationStore.deleteAll(className: className, objectId: objectId, in: db)

@@ -12,11 +12,15 @@ enum ObjectWriter {
     }
 
     /// `POST /classes/<C>`: 201 `{objectId, createdAt}` with a `Location` header.
-    static func create(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
-        try checkClientClassName(className)
+    /// - Parameter rules: a system class's extra checks (`_Role`); ordinary classes have none.
+    static func create(_ className: String, body: [String: JSON], context: RequestContext,
+                       rules: SaveRules? = nil) throws -> APIResponse {
+        if rules == nil { try checkClientClassName(className) }
         let changes = try decode(body, isCreate: true)
+        try rules?.check(changes, existing: nil)
         let now = ParseDate.now()
         let object = try context.write { db -> StoredObject in
+            _ = try ClassPermissions.check(.create, try SchemaStore.load(className, in: db), context: context)
             let schema = try schemaForWrite(className, changes, context: context, in: db)
             var object = StoredObject(objectId: try SecureRandom.objectId(), createdAt: now, updatedAt: now,
                                       acl: changes.acl ?? nil, fields: [:])
@@ -32,14 +36,18 @@ enum ObjectWriter {
     }
 
     /// `PUT /classes/<C>/<id>`: 200 `{updatedAt}` plus the results of `Increment`/`Add`/`AddUnique`/`Remove`.
-    static func update(_ className: String, objectId: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
-        try checkClientClassName(className)
+    static func update(_ className: String, objectId: String, body: [String: JSON], context: RequestContext,
+                       rules: SaveRules? = nil) throws -> APIResponse {
+        if rules == nil { try checkClientClassName(className) }
         let changes = try decode(body, isCreate: false)
         let object = try context.write { db -> StoredObject in
+            let grant = try ClassPermissions.check(.update, try SchemaStore.load(className, in: db), context: context)
             guard let current = try SchemaStore.load(className, in: db),
                 var object = try ObjectStore.fetch(objectId, from: current, in: db)?.decoded(),
-                context.canWrite(object.acl)  // Writing needs write access only; refused looks like missing.
+                context.canWrite(object.acl),  // Writing needs write access only; refused looks like missing.
+                ClassPermissions.allows(grant, object, context: context)
             else { throw objectNotFound }
+            try rules?.check(changes, existing: object)
             let schema = try schemaForWrite(className, changes, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)
             if let acl = changes.acl { object.acl = acl }
@@ -112,6 +120,9 @@ enum ObjectWriter {
     static func extendSchema(_ schema: ClassSchema, with types: [String: FieldType], context: RequestContext,
                              in db: SQLiteConnection) throws -> ClassSchema {
         var schema = schema
+        if types.keys.contains(where: { schema.fields[$0] == nil }) {
+            _ = try ClassPermissions.check(.addField, schema, context: context)
+        }
         var added: [String: FieldType] = [:]
         for (key, type) in types {
             if let recorded = schema.fields[key] {

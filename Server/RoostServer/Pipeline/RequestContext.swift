@@ -32,7 +32,8 @@ struct RequestContext {
     /// The ACL subjects the caller holds, for `FindQuery.readableBy`; `nil` (everything) for the master key.
     var aclSubjects: [String]? {
         if isMaster { return nil }
-        return ["*"] + (user.map { [$0.id] } ?? [])
+        guard let user else { return ["*"] }
+        return ["*", user.id] + user.roles.map { "role:" + $0 }
     }
 
     /// Whether `acl` (`nil` meaning public) lets the caller write.
@@ -53,4 +54,6 @@ struct AuthenticatedUser {
     let sessionId: String
     /// The token as the client sent it (never stored), echoed by `/users/me` and `/sessions/me`.
     let sessionToken: String
+    /// Names of the roles the user holds, directly or inherited (read once per request).
+    let roles: [String]
 }

@@ -25,7 +25,7 @@ enum ObjectStore {
         let sql = "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES (?, ?, ?, ?, ?, ?)"
         do {
             try db.execute(sql, arguments(for: object))
-        } catch let error as SQLiteError where error.isPrimaryKeyViolation {
+        } catch let error as SQLiteError where error.isPrimaryKeyViolation || error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
     }
@@ -34,7 +34,11 @@ enum ObjectStore {
         let sql = "UPDATE \(schema.tableName) SET createdAt = ?, updatedAt = ?, acl = ?, rperm = ?, data = ? WHERE objectId = ?"
         var values = arguments(for: object)
         values.append(values.removeFirst())  // objectId goes last, for the WHERE.
-        try db.execute(sql, values)
+        do {
+            try db.execute(sql, values)
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
+        }
     }
 
     /// - Parameter readableBy: see `FindQuery.readableBy`; an object the caller may not read is not found.

@@ -1,0 +1,59 @@
+import RoostCore
+
+/// `_Role` objects: a unique `name`, a `users` relation and a `roles` relation. A user holds a role
+/// directly (in its `users`) or through a child role: if role B is in role A's `roles`, B's users
+/// hold A too. Cycles end because the recursive query keeps each role once (`UNION`).
+enum RoleStore {
+    static let className = "_Role"
+    static let defaultFields: [String: FieldType] = [
+        "name": .string, "users": .relation(targetClass: UserStore.className), "roles": .relation(targetClass: className),
+    ]
+
+    /// The `_Role` schema, created with a unique index on `name` on first use.
+    static func schema(in db: SQLiteConnection) throws -> ClassSchema {
+        if let schema = try SchemaStore.load(className, in: db) { return schema }
+        let schema = try SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
+        try db.execute("CREATE UNIQUE INDEX \"c\(schema.id)_name\" ON \(schema.tableName) (json_extract(data, '$.name'))", cacheable: false)
+        return schema
+    }
+
+    /// The names of every role `userId` holds, directly or inherited.
+    static func roleNames(of userId: String, in db: some SQLQuerying) throws -> [String] {
+        guard let schema = try SchemaStore.load(className, in: db) else { return [] }
+        let rows = try db.fetchRows("""
+            WITH RECURSIVE held(id) AS (
+                SELECT owningId FROM _join WHERE owningClass = '_Role' AND field = 'users' AND relatedId = ?
+                UNION
+                SELECT j.owningId FROM _join AS j JOIN held ON j.relatedId = held.id
+                WHERE j.owningClass = '_Role' AND j.field = 'roles'
+            )
+            SELECT json_extract(data, '$.name') FROM \(schema.tableName) WHERE objectId IN (SELECT id FROM held)
+            """, [.text(userId)], cacheable: true)
+        return rows.compactMap { $0.first?.text }
+    }
+}
+
+/// The rules `_Role` adds to the generic save path: a name of letters, digits, `_`, `-` and spaces,
+/// set on creation and never changed (the database keeps it unique: 137), and an explicit ACL.
+struct RoleRules: SaveRules {
+    func check(_ changes: ObjectWriter.Changes, existing: StoredObject?) throws {
+        let name = changes.operations["name"]
+        if let existing {
+            if let name, name != .set(existing.fields["name"] ?? .null) {
+                throw ParseError(.operationForbidden, "A role's name can only be set before it has been saved.")
+            }
+            return
+        }
+        guard case .set(.string(let text))? = name, !text.isEmpty else { throw ParseError(.incorrectType, "name is required.") }
+        guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == " " }) else {
+            throw ParseError(.incorrectType, "A role's name can be only contain alphanumeric characters, _, -, and spaces.")
+        }
+        guard case .some(.some) = changes.acl else { throw ParseError(.incorrectType, "ACL is required.") }
+    }
+}
+
+/// Extra checks a system class adds to `ObjectWriter`'s save path.
+protocol SaveRules {
+    /// - Parameter existing: the stored object on update, `nil` on create.
+    func check(_ changes: ObjectWriter.Changes, existing: StoredObject?) throws
+}

@@ -37,6 +37,11 @@ let package = Package(
             ],
             path: "Server/roost"
         ),
+        .executableTarget(
+            name: "roost-query-bench",
+            dependencies: ["RoostServer", "RoostCore"],
+            path: "bench/QueryBench"
+        ),
         .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),
         .testTarget(
             name: "RoostServerTests",

@@ -67,6 +67,12 @@ enum ObjectStore {
     }
 
     static func find(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> [StoredRow] {
+        let (sql, arguments) = try selectSQL(query, in: schema, in: db)
+        return try db.fetchRows(sql, arguments, cacheable: true).map { StoredRow($0, className: schema.className) }
+    }
+
+    /// The SQL and arguments of a query (also what `EXPLAIN QUERY PLAN` checks in tests).
+    static func selectSQL(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> (String, [SQLValue]) {
         let compiler = compiler(for: schema, readableBy: query.readableBy, in: db)
         let filter = try compiler.compile(query.constraint)
         let acl = QueryCompiler.readFilter(query.readableBy)
@@ -81,7 +87,7 @@ enum ObjectStore {
         }
         sql += " LIMIT ? OFFSET ?"
         arguments += [.integer(Int64(query.limit)), .integer(Int64(query.skip))]
-        return try db.fetchRows(sql, arguments, cacheable: true).map { StoredRow($0, className: schema.className) }
+        return (sql, arguments)
     }
 
     static func count(_ constraint: QueryConstraint, in schema: ClassSchema, readableBy: [String]? = nil,

@@ -103,6 +103,17 @@ struct QueryCompiler {
         }
     }
 
+    /// The type test for comparing a top-level key with `value`. A field the schema records as that
+    /// type needs none (every stored value has it, so the comparison can stay index-only); one
+    /// recorded as another type never matches; only paths inside Objects need `json_type` at run time.
+    func fieldGuard(_ key: String, _ value: JSON) -> String? {
+        if isBuiltIn(key) { return nil }
+        let kind: FieldType? = value.numberValue != nil ? .number : value.stringValue != nil ? .string : nil
+        guard let kind else { return nil }
+        if let recorded = schema.fields[key] { return recorded == kind ? nil : "0" }
+        return typeGuard("json_type(data, '\(jsonPath(key))')", for: value)
+    }
+
     func isBuiltIn(_ key: String) -> Bool { key == "objectId" || key == "createdAt" || key == "updatedAt" }
 
     /// The expression for one element of an array field, in a `json_each(...) AS element` scan.
@@ -181,7 +192,7 @@ struct QueryCompiler {
         if let flag = value.boolValue, !isBuiltIn(key) {
             return SQLFragment(sql: "json_type(data, '\(jsonPath(key))') = ?", arguments: [.text(flag ? "true" : "false")])
         }
-        let typeTest = isBuiltIn(key) ? nil : typeGuard("json_type(data, '\(jsonPath(key))')", for: value)
+        let typeTest = fieldGuard(key, value)
         return SQLFragment(sql: guarded("\(expression) = ?", typeTest), arguments: [bound])
     }
 
@@ -221,13 +232,13 @@ struct QueryCompiler {
             return SQLFragment(sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))",
                                arguments: [.text(list)])
         }
-        let typeTest = isBuiltIn(key) ? nil : typeGuard("json_type(data, '\(jsonPath(key))')", for: values[0])
+        let typeTest = fieldGuard(key, values[0])
         return SQLFragment(sql: guarded("\(expression) IN (SELECT value FROM json_each(?))", typeTest), arguments: [.text(list)])
     }
 
     private func comparison(_ key: String, _ op: String, _ value: JSON) -> SQLFragment {
         let (expression, bound) = operand(key, value)
-        let typeTest = isBuiltIn(key) ? nil : typeGuard("json_type(data, '\(jsonPath(key))')", for: value)
+        let typeTest = fieldGuard(key, value)
         return SQLFragment(sql: guarded("\(expression) \(op) ?", typeTest), arguments: [bound])
     }
 }

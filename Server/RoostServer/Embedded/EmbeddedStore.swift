@@ -1,0 +1,73 @@
+import RoostCore
+
+/// Roost's storage used in-process, without HTTP: bulk imports, maintenance scripts, benchmarks.
+///
+/// It acts with the master key's rights (no ACL or class-level permission applies) and goes
+/// through the same schema checks, query compiler and SQL as the server. Do not open a data
+/// directory that a running server is using for writes: both would be writers.
+public final class EmbeddedStore {
+    private let storage: Storage
+    private let config: ServerConfig
+
+    /// Opens (creating if needed) the database of `dataDirectory`.
+    public init(dataDirectory: String) throws {
+        var config = ServerConfig()
+        config.dataDirectory = dataDirectory
+        self.config = config
+        storage = try Storage(path: dataDirectory + "/roost.sqlite")
+    }
+
+    /// Stores new objects in one transaction; returns their ids.
+    /// - Throws: `ParseError` for invalid fields or a type mismatch with the schema.
+    public func insert(className: String, objects: [[String: JSON]]) throws -> [String] {
+        let decoded = try objects.map { try ObjectWriter.decode($0, isCreate: true) }
+        let context = masterContext()
+        return try storage.write { db in
+            var ids: [String] = []
+            ids.reserveCapacity(objects.count)
+            for changes in decoded {
+                let schema = try ObjectWriter.schemaForWrite(className, changes, context: context, in: db)
+                let now = ParseDate.now()
+                let object = StoredObject(objectId: try SecureRandom.objectId(), createdAt: now, updatedAt: now,
+                                          acl: changes.acl ?? nil, fields: try ObjectWriter.apply(changes.operations, to: [:]))
+                try ObjectStore.insert(object, into: schema, in: db)
+                ids.append(object.objectId)
+            }
+            return ids
+        }
+    }
+
+    /// Declares an index, as `indexes` in `PUT /schemas/<Class>` does: `fields` maps names to 1 or -1.
+    public func declareIndex(className: String, name: String, fields: [String: Int]) throws {
+        try storage.write { db in
+            guard let schema = try SchemaStore.load(className, in: db) else { throw SchemaRoutes.classMissing(className) }
+            let request = JSON.object([name: .object(fields.mapValues { .number(Double($0)) })])
+            try SchemaStore.save(try IndexStore.apply(request, to: schema, in: db), in: db)
+        }
+    }
+
+    /// Runs a query given as Parse parameters (`where`, `order`, `limit`, `skip`, `keys`, `count`...),
+    /// and answers as `GET /classes/<Class>` would.
+    public func find(className: String, parameters: [String: JSON]) throws -> JSON {
+        let request = APIRequest(method: "GET", segments: ["classes", className], body: .object(parameters))
+        return try ClassRoutes.find(className, request: request, context: masterContext()).body
+    }
+
+    /// SQLite's `EXPLAIN QUERY PLAN` for the SQL a query compiles to, one line per step.
+    public func queryPlan(className: String, parameters: [String: JSON]) throws -> [String] {
+        let options = try QueryOptions.parse(parameters)
+        return try storage.read { db in
+            guard let schema = try SchemaStore.load(className, in: db) else { throw SchemaRoutes.classMissing(className) }
+            let (sql, arguments) = try ObjectStore.selectSQL(options.find, in: schema, in: db)
+            return try db.fetchRows("EXPLAIN QUERY PLAN " + sql, arguments, cacheable: false).compactMap { $0.last?.text }
+        }
+    }
+
+    /// Checkpoints and closes the database.
+    public func close() throws { try storage.close() }
+
+    private func masterContext() -> RequestContext {
+        RequestContext(config: config, storage: storage, isMaster: true, user: nil, installationId: nil,
+                       requestId: "embedded", logger: .init(label: "roost.embedded"), publicURL: "", transaction: nil)
+    }
+}

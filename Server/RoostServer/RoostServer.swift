@@ -111,13 +111,22 @@ public final class RoostServer: @unchecked Sendable {
     /// The user of a session token.
     /// - Throws: `ParseError` 209 when the token is unknown or expired.
     private func authenticate(_ token: String) throws -> AuthenticatedUser {
-        let found = try storage.read { db -> (SessionRecord, [String])? in
-            guard let session = try SessionStore.find(token: token, in: db) else { return nil }
-            return (session, try RoleStore.roleNames(of: session.userId, in: db))
+        let digest = SessionToken.digest(token)
+        var (entry, generation) = storage.sessions.lookup(digest)
+        if entry == nil {
+            entry = try storage.read { db -> SessionCache.Entry? in
+                guard let session = try SessionStore.find(digest: digest, in: db) else { return nil }
+                return SessionCache.Entry(userId: session.userId, sessionId: session.objectId,
+                                          expiresAt: session.expiresAt.millisecondsSince1970,
+                                          roles: try RoleStore.roleNames(of: session.userId, in: db))
+            }
+            if let entry { storage.sessions.store(entry, for: digest, generation: generation) }
         }
-        guard let (session, roles) = found else { throw ParseError(.invalidSessionToken, "Invalid session token") }
-        guard session.expiresAt > ParseDate.now() else { throw ParseError(.invalidSessionToken, "Session token is expired.") }
-        return AuthenticatedUser(id: session.userId, sessionId: session.objectId, sessionToken: token, roles: roles)
+        guard let entry else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+        guard entry.expiresAt > ParseDate.now().millisecondsSince1970 else {
+            throw ParseError(.invalidSessionToken, "Session token is expired.")
+        }
+        return AuthenticatedUser(id: entry.userId, sessionId: entry.sessionId, sessionToken: token, roles: entry.roles)
     }
 
     func dispatch(_ request: APIRequest, _ context: RequestContext) throws -> APIResponse {

@@ -48,7 +48,7 @@ struct RoleRules: SaveRules {
         guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == " " }) else {
             throw ParseError(.incorrectType, "A role's name can be only contain alphanumeric characters, _, -, and spaces.")
         }
-        guard case .some(.some) = changes.acl else { throw ParseError(.incorrectType, "ACL is required.") }
+        guard changes.acl != nil else { throw ParseError(.incorrectType, "ACL is required.") }
     }
 }
 

@@ -56,8 +56,9 @@ enum SessionStore {
         return (token, session)
     }
 
-    static func find(token: String, in db: some SQLQuerying) throws -> SessionRecord? {
-        try db.fetchRows("SELECT \(columns) FROM _session WHERE tokenHash = ?", [.text(SessionToken.digest(token))], cacheable: true)
+    /// The session whose token has this SHA-256 digest (`SessionToken.digest`).
+    static func find(digest: String, in db: some SQLQuerying) throws -> SessionRecord? {
+        try db.fetchRows("SELECT \(columns) FROM _session WHERE tokenHash = ?", [.text(digest)], cacheable: true)
             .first.map(SessionRecord.init)
     }
 
@@ -71,16 +72,24 @@ enum SessionStore {
             .map(SessionRecord.init)
     }
 
+    /// Every session (master key only).
+    static func all(in db: some SQLQuerying) throws -> [SessionRecord] {
+        try db.fetchRows("SELECT \(columns) FROM _session ORDER BY createdAt", [], cacheable: true).map(SessionRecord.init)
+    }
+
     static func delete(objectId: String, in db: SQLiteConnection) throws {
+        db.changedAuthentication = true
         try db.execute("DELETE FROM _session WHERE objectId = ?", [.text(objectId)])
     }
 
     static func deleteAll(userId: String, in db: SQLiteConnection) throws {
+        db.changedAuthentication = true
         try db.execute("DELETE FROM _session WHERE userId = ?", [.text(userId)])
     }
 
     /// Logging in again from the same installation replaces that installation's older sessions, as in Parse.
     static func deleteAll(userId: String, installationId: String, in db: SQLiteConnection) throws {
+        db.changedAuthentication = true
         try db.execute("DELETE FROM _session WHERE userId = ? AND installationId = ?", [.text(userId), .text(installationId)])
     }
 }

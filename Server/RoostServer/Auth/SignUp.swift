@@ -10,13 +10,14 @@ enum SignUp {
         }
         guard credentials.username != nil else { throw ParseError(.usernameMissing, "bad or missing username") }
         guard let password = credentials.password else { throw ParseError(.passwordMissing, "password is required") }
-        if let user = context.user, try isAnonymous(user.id, context: context) {
+        if let caller = context.user, let anonymous = try anonymousUser(caller.id, context: context) {
+            // Sign-up from an anonymous session converts that user, answered as a sign-up.
             var conversion = body
             conversion["authData"] = ["anonymous": nil]
-            let update = try UserUpdate.handle(user.id, body: conversion, context: context)
-            var reply = update.body.objectValue ?? [:]
-            reply["objectId"] = .string(user.id)
-            return APIResponse(status: 201, body: .object(reply), headers: [location(user.id, context)])
+            let update = try UserUpdate.handle(caller.id, body: conversion, context: context)
+            let reply: JSON = ["objectId": .string(caller.id), "createdAt": .string(anonymous.createdAt.iso),
+                               "sessionToken": update.body["sessionToken"] ?? .null]
+            return APIResponse(status: 201, body: reply, headers: [location(caller.id, context)])
         }
         let hash = try context.config.passwordHasher.hash(password)  // Before taking the writer.
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
@@ -64,17 +65,19 @@ enum SignUp {
         let objectId = try SecureRandom.objectId()
         let fields = try UserWriter.applying(credentials, changes, to: [:])
         let user = StoredObject(objectId: objectId, createdAt: now, updatedAt: now,
-                                acl: UserWriter.ownerACL(changes.acl ?? nil, userId: objectId), fields: fields)
+                                acl: UserWriter.ownerACL(changes.acl, userId: objectId), fields: fields)
         try ObjectStore.insert(user, into: schema, in: db)
         return user
     }
 
-    static func isAnonymous(_ userId: String, context: RequestContext) throws -> Bool {
+    /// The user, if it is still linked to an anonymous id.
+    static func anonymousUser(_ userId: String, context: RequestContext) throws -> StoredObject? {
         let user = try context.read { db -> StoredObject? in
             guard let schema = try SchemaStore.load(UserStore.className, in: db) else { return nil }
             return try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
         }
-        return user?.fields["authData"]?["anonymous"] != nil && user?.fields["authData"]?["anonymous"] != .null
+        guard let link = user?.fields["authData"]?["anonymous"], link != .null else { return nil }
+        return user
     }
 
     static func location(_ userId: String, _ context: RequestContext) -> (String, String) {

@@ -7,8 +7,8 @@ enum ObjectWriter {
     struct Changes {
         var operations: [String: FieldOperation] = [:]
         var types: [String: FieldType] = [:]
-        /// `.some(nil)` clears the ACL.
-        var acl: JSON??
+        /// The new ACL; `nil` leaves it as it is (a `null` ACL in the body is ignored, as Parse does).
+        var acl: JSON?
     }
 
     /// `POST /classes/<C>`: 201 `{objectId, createdAt}` with a `Location` header.
@@ -23,7 +23,7 @@ enum ObjectWriter {
             _ = try ClassPermissions.check(.create, try SchemaStore.load(className, in: db), context: context)
             let schema = try schemaForWrite(className, changes, context: context, in: db)
             var object = StoredObject(objectId: try SecureRandom.objectId(), createdAt: now, updatedAt: now,
-                                      acl: changes.acl ?? nil, fields: [:])
+                                      acl: changes.acl, fields: [:])
             object.fields = try apply(changes.operations, to: [:])
             try ObjectStore.insert(object, into: schema, in: db)
             try RelationStore.apply(changes.operations, className: className, objectId: object.objectId, in: db)
@@ -88,7 +88,7 @@ enum ObjectWriter {
             case "id" where isCreate && value != .null && value != "":
                 throw ParseError(.invalidKeyName, "id is an invalid field name.")
             case "ACL":
-                changes.acl = .some(value == .null ? nil : try ACL.validate(value))
+                if value != .null { changes.acl = try ACL.validate(value) }
                 continue
             default:
                 guard Names.isValidFieldName(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }

@@ -103,11 +103,14 @@ extension QueryCompiler {
     }
 
     /// The ACL as part of the SQL `WHERE`: no ACL, or one that grants read to one of the subjects.
+    ///
+    /// `rperm` is the JSON array of readers, e.g. `["*","u1","role:Admins"]`; a subject matches as its
+    /// quoted JSON string. Caller subjects (`*`, alphanumeric ids, role names of letters, digits,
+    /// `_`, `-` and spaces) need no escaping, so the quoted form is exact, and `instr` spares a
+    /// `json_each` scan per row.
     static func readFilter(_ subjects: [String]?) -> SQLFragment {
         guard let subjects else { return SQLFragment(sql: "1", arguments: []) }
-        let list = JSON.array(subjects.map { .string($0) }).jsonText
-        return SQLFragment(
-            sql: "(rperm IS NULL OR EXISTS (SELECT 1 FROM json_each(rperm) WHERE value IN (SELECT value FROM json_each(?))))",
-            arguments: [.text(list)])
+        let tests = Array(repeating: "instr(rperm, ?)", count: subjects.count).joined(separator: " OR ")
+        return SQLFragment(sql: "(rperm IS NULL OR \(tests))", arguments: subjects.map { .text(JSON.string($0).jsonText) })
     }
 }

@@ -6,6 +6,7 @@ enum RelationStore {
     static func apply(_ operations: [String: FieldOperation], className: String, objectId: String, in db: SQLiteConnection) throws {
         for (field, operation) in operations {
             guard case .relation(_, let added, let removed) = operation else { continue }
+            if className == RoleStore.className { db.changedAuthentication = true }  // Role membership changed.
             for relatedId in added {
                 try db.execute("INSERT OR IGNORE INTO _join (owningClass, field, owningId, relatedId) VALUES (?, ?, ?, ?)",
                                [.text(className), .text(field), .text(objectId), .text(relatedId)])
@@ -19,6 +20,7 @@ enum RelationStore {
 
     /// Forgets the pairs of a deleted object (as owner).
     static func deleteAll(className: String, objectId: String, in db: SQLiteConnection) throws {
+        if className == RoleStore.className { db.changedAuthentication = true }
         try db.execute("DELETE FROM _join WHERE owningClass = ? AND owningId = ?", [.text(className), .text(objectId)])
     }
 

@@ -10,6 +10,8 @@ import CSQLite
 final class SQLiteConnection {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// Set by writes that change sessions or roles; `Storage.write` invalidates the session cache after commit.
+    var changedAuthentication = false
     /// Client-shaped SQL varies; past this many cached statements the cache starts over.
     private static let statementCacheLimit = 256
 

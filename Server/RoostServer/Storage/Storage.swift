@@ -19,6 +19,7 @@ public final class Storage: Sendable {
     private let writer: WriteQueue
     private let readers: ReaderPool
     private let checkpointer: Checkpointer
+    let sessions = SessionCache()
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.
@@ -94,7 +95,15 @@ public final class Storage: Sendable {
 
     /// Runs `body` atomically on the writer; returns once its changes are committed.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try writer.write(body)
+        var changedAuthentication = false
+        let result = try writer.write { db in
+            db.changedAuthentication = false
+            let value = try body(db)
+            changedAuthentication = db.changedAuthentication
+            return value
+        }
+        if changedAuthentication { sessions.invalidate() }  // After the commit: see `SessionCache`.
+        return result
     }
 
     /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit.

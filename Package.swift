@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "RoostCore", targets: ["RoostCore"]),
         .library(name: "RoostServer", targets: ["RoostServer"]),
+        .library(name: "Roost", targets: ["Roost"]),
         .executable(name: "roost", targets: ["roost"]),
     ],
     dependencies: [
@@ -28,6 +29,7 @@ let package = Package(
             ],
             path: "Server/RoostServer"
         ),
+        .target(name: "Roost", dependencies: ["RoostCore"], path: "SDK/Roost"),
         .executableTarget(
             name: "roost",
             dependencies: [
@@ -42,6 +44,7 @@ let package = Package(
             dependencies: ["RoostServer", "RoostCore"],
             path: "bench/QueryBench"
         ),
+        .testTarget(name: "RoostTests", dependencies: ["Roost", "RoostCore", "roost"], path: "Tests/RoostTests"),
         .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),
         .testTarget(
             name: "RoostServerTests",

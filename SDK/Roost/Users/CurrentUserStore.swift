@@ -1,0 +1,67 @@
+import Foundation
+import RoostCore
+
+/// The current user on disk: `currentUser.json` in the storage directory, mode 0600, replaced
+/// atomically. It holds the session token and the server's fields, never the password.
+struct CurrentUserStore: Sendable {
+    let file: URL
+    let anonymousIdFile: URL
+
+    init(directory: URL) {
+        file = directory.appendingPathComponent("currentUser.json")
+        anonymousIdFile = directory.appendingPathComponent("anonymousId")
+    }
+
+    struct Record {
+        var objectId: String?
+        var sessionToken: String?
+        var anonymousId: String?
+        var isLazy: Bool
+        var fields: [String: JSON]
+        var createdAt: String?
+        var updatedAt: String?
+    }
+
+    func load() -> Record? {
+        guard let data = try? Data(contentsOf: file), let json = try? JSONParser.parse(Array(data)) else { return nil }
+        return Record(
+            objectId: json["objectId"]?.stringValue, sessionToken: json["sessionToken"]?.stringValue,
+            anonymousId: json["anonymousId"]?.stringValue, isLazy: json["lazy"] == true,
+            fields: json["fields"]?.objectValue ?? [:], createdAt: json["createdAt"]?.stringValue,
+            updatedAt: json["updatedAt"]?.stringValue)
+    }
+
+    func save(_ record: Record) throws {
+        var json: [String: JSON] = ["lazy": .bool(record.isLazy), "fields": .object(record.fields)]
+        if let value = record.objectId { json["objectId"] = .string(value) }
+        if let value = record.sessionToken { json["sessionToken"] = .string(value) }
+        if let value = record.anonymousId { json["anonymousId"] = .string(value) }
+        if let value = record.createdAt { json["createdAt"] = .string(value) }
+        if let value = record.updatedAt { json["updatedAt"] = .string(value) }
+        try writePrivately(Data(JSON.object(json).encoded()), to: file)
+    }
+
+    func delete() { try? FileManager.default.removeItem(at: file) }
+
+    /// The anonymous id this storage directory logs in with, created once.
+    func anonymousId() throws -> String {
+        if let text = try? String(contentsOf: anonymousIdFile, encoding: .utf8), !text.isEmpty { return text }
+        let id = UUID().uuidString.lowercased()
+        try writePrivately(Data(id.utf8), to: anonymousIdFile)
+        return id
+    }
+
+    /// Writes through a temporary file created 0600, then renames it over the target.
+    private func writePrivately(_ data: Data, to url: URL) throws {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw RoostError.invalidArgument("cannot write \(temporary.path)") }
+        let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        fsync(descriptor)
+        close(descriptor)
+        guard written == data.count, rename(temporary.path, url.path) == 0 else {
+            unlink(temporary.path)
+            throw RoostError.invalidArgument("cannot write \(url.path)")
+        }
+    }
+}

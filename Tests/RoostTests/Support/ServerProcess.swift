@@ -1,0 +1,94 @@
+import Foundation
+import Roost
+
+/// The real `roost` binary for SDK tests: started on a chosen or free port with its own data
+/// directory; stop and start it again (same port, same data) to test offline behaviour.
+final class ServerProcess: @unchecked Sendable {
+    static let applicationId = "sdk-test-app"
+    let dataDirectory: URL
+    let port: Int
+    private var process: Process?
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)/parse")! }
+
+    /// - Parameter start: false to only reserve the port (a server that is "down" until `start()`).
+    init(start: Bool = true) throws {
+        dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-sdk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        port = try ServerProcess.freePort()
+        if start { try self.start() }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = try ServerProcess.binary()
+        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--app-id", ServerProcess.applicationId,
+                             "--master-key", "sdk-master-key", "--password-iterations", "1000", "--log-level", "warning"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var seen = ""
+        while !seen.contains("listening on") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { throw ServerProcessError.exited(seen) }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        self.process = process
+    }
+
+    func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// A client of this server with its own storage directory (one "device").
+    func makeClient(storage: URL? = nil) throws -> RoostClient {
+        let directory = storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-device-\(UUID().uuidString)")
+        return try RoostClient(.init(serverURL: url, applicationId: ServerProcess.applicationId, storageDirectory: directory,
+                                     requestTimeout: 5))
+    }
+
+    static func freePort() throws -> Int {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socketDescriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketDescriptor, $0, length) == 0 && getsockname(socketDescriptor, $0, &length) == 0
+            }
+        }
+        guard bound else { throw ServerProcessError.noPort }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func binary() throws -> URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("roost"),
+            Bundle.main.bundleURL.appendingPathComponent("roost"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/roost"),
+        ]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw ServerProcessError.noBinary
+        }
+        return found
+    }
+}
+
+enum ServerProcessError: Error {
+    case exited(String)
+    case noPort
+    case noBinary
+}

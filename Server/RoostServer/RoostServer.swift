@@ -13,6 +13,7 @@ public final class RoostServer: @unchecked Sendable {
     let logger: Logger
     private var router = Router()
     private var http: HTTPServer?
+    private var pruner: IdempotencyPruner?
     private let requestCounter = RequestCounter()
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
@@ -36,6 +37,7 @@ public final class RoostServer: @unchecked Sendable {
             commonHeaders: CORS.headers
         ) { [unowned self] request in self.respond(to: request) }
         http = server
+        pruner = IdempotencyPruner(storage: storage)
         return server.port
     }
 
@@ -43,6 +45,7 @@ public final class RoostServer: @unchecked Sendable {
     public func stop() throws {
         http?.stop()
         http = nil
+        pruner?.stop()
         try storage.close()
     }
 
@@ -105,6 +108,9 @@ public final class RoostServer: @unchecked Sendable {
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
             requestId: requestId, logger: logger, publicURL: "http://\(host)\(mount)", transaction: nil)
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
+        if let idempotencyKey = request.headers["x-parse-request-id"], Idempotency.applies(method: method, segments: segments) {
+            return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
+        }
         return encode(try dispatch(apiRequest, context))
     }
 

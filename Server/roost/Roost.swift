@@ -32,6 +32,10 @@ struct Serve: ParsableCommand {
     var masterKeyIps: String?
     @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
     @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
+    @Option(help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
+    var idempotencyTtl: Int?
+    @Option(help: "Let creates carry their own objectId: true or false (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default false).")
+    var allowCustomObjectId: Bool?
     @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
@@ -58,6 +62,12 @@ struct Serve: ParsableCommand {
         }
         if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
         if let value = setting(maxLimit.map(String.init), "MAX_LIMIT") { config.maxLimit = max(1, try parse(value, "max-limit", Int.init)) }
+        if let value = setting(idempotencyTtl.map(String.init), "IDEMPOTENCY_TTL") {
+            config.idempotencyTTLSeconds = max(1, try parse(value, "idempotency-ttl", Int.init))
+        }
+        if let value = setting(allowCustomObjectId.map(String.init), "ALLOW_CUSTOM_OBJECT_ID") {
+            config.allowCustomObjectId = try parse(value, "allow-custom-object-id", Bool.init)
+        }
         if let value = setting(sessionLength.map(String.init), "SESSION_LENGTH") {
             config.sessionLengthSeconds = max(1, try parse(value, "session-length", Int.init))
         }

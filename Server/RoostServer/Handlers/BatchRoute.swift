@@ -19,14 +19,14 @@ enum BatchRoute {
                     var shared = context
                     shared.transaction = db
                     let results = try subRequests.map { subRequest -> JSON in
-                        ["success": try dispatch(subRequest, shared).body]
+                        ["success": try run(subRequest, shared, dispatch).body]
                     }
                     return APIResponse(body: .array(results))
                 }
             }
             let results = subRequests.map { subRequest -> JSON in
                 do {
-                    return ["success": try dispatch(subRequest, context).body]
+                    return ["success": try run(subRequest, context, dispatch).body]
                 } catch {
                     let answer = errorResponse(for: error)
                     if answer.isServerFault { context.logger.error("batch item failed: \(error)") }
@@ -35,6 +35,15 @@ enum BatchRoute {
             }
             return APIResponse(body: .array(results))
         }
+    }
+
+    /// Runs one item, at most once per `requestId` when it has one.
+    private static func run(_ request: APIRequest, _ context: RequestContext,
+                            _ dispatch: (APIRequest, RequestContext) throws -> APIResponse) throws -> APIResponse {
+        guard let requestId = request.requestId, Idempotency.applies(method: request.method, segments: request.segments) else {
+            return try dispatch(request, context)
+        }
+        return try Idempotency.run(requestId, context: context) { try dispatch(request, $0) }
     }
 
     /// A sub-request. As in Parse, one unroutable item fails the whole batch before anything runs.
@@ -52,6 +61,8 @@ enum BatchRoute {
         guard router.match(method: method, segments: segments) != nil else {
             throw ParseError(.invalidJSON, "cannot route \(method) \(rawPath)")
         }
-        return APIRequest(method: method, segments: segments, body: fields["body"], query: query)
+        var request = APIRequest(method: method, segments: segments, body: fields["body"], query: query)
+        request.requestId = fields["requestId"]?.stringValue
+        return request
     }
 }

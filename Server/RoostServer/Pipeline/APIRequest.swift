@@ -10,6 +10,8 @@ struct APIRequest {
     var body: JSON?
     /// URL query parameters, raw strings.
     var query: [String: String] = [:]
+    /// A batch item's own idempotency key (`"requestId"` in the item), applied like `X-Parse-Request-Id`.
+    var requestId: String?
 
     /// The body as an object; a write needs one.
     /// - Throws: `ParseError` 107 when the body is missing or not an object.

@@ -9,6 +9,8 @@ enum ObjectWriter {
         var types: [String: FieldType] = [:]
         /// The new ACL; `nil` leaves it as it is (a `null` ACL in the body is ignored, as Parse does).
         var acl: JSON?
+        /// A client-chosen objectId for a create (with `--allow-custom-object-id`).
+        var objectId: String?
     }
 
     /// `POST /classes/<C>`: 201 `{objectId, createdAt}` with a `Location` header.
@@ -16,13 +18,13 @@ enum ObjectWriter {
     static func create(_ className: String, body: [String: JSON], context: RequestContext,
                        rules: SaveRules? = nil) throws -> APIResponse {
         if rules == nil { try checkClientClassName(className) }
-        let changes = try decode(body, isCreate: true)
+        let changes = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
         try rules?.check(changes, existing: nil)
         let now = ParseDate.now()
         let object = try context.write { db -> StoredObject in
             _ = try ClassPermissions.check(.create, try SchemaStore.load(className, in: db), context: context)
             let schema = try schemaForWrite(className, changes, context: context, in: db)
-            var object = StoredObject(objectId: try SecureRandom.objectId(), createdAt: now, updatedAt: now,
+            var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(), createdAt: now, updatedAt: now,
                                       acl: changes.acl, fields: [:])
             object.fields = try apply(changes.operations, to: [:])
             try ObjectStore.insert(object, into: schema, in: db)
@@ -76,15 +78,21 @@ enum ObjectWriter {
     }
 
     /// Step 1: the body's keys and values → operations with their inferred types.
-    static func decode(_ body: [String: JSON], isCreate: Bool) throws -> Changes {
+    static func decode(_ body: [String: JSON], isCreate: Bool, allowCustomObjectId: Bool = false) throws -> Changes {
         var changes = Changes()
         for (key, value) in body {
             switch key {
             case "createdAt", "updatedAt":
                 continue  // Set by the server; Parse ignores client values.
             case "objectId":
-                if isCreate, value != .null, value != "" { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
-                continue  // On update it names the object already; Parse ignores it.
+                guard isCreate, value != .null else { continue }  // On update it names the object already; Parse ignores it.
+                guard allowCustomObjectId else { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
+                guard let id = value.stringValue, !id.isEmpty else { throw ParseError(.missingObjectId, "objectId must not be empty, null or undefined") }
+                guard id.utf8.count <= 64, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+                    throw ParseError(.invalidKeyName, "objectId may only contain letters, digits, _ and -, at most 64.")
+                }
+                changes.objectId = id
+                continue
             case "id" where isCreate && value != .null && value != "":
                 throw ParseError(.invalidKeyName, "id is an invalid field name.")
             case "ACL":

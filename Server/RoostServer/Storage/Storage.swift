@@ -90,6 +90,18 @@ public final class Storage: Sendable {
                 CREATE INDEX _join_related ON _join (owningClass, field, relatedId);
                 """)
         }
+        migrator.registerMigration("v4: idempotent requests") { db in
+            try db.execute(sql: """
+                CREATE TABLE _idempotency (
+                    requestId TEXT PRIMARY KEY NOT NULL,
+                    status INTEGER NOT NULL,
+                    body TEXT NOT NULL,
+                    location TEXT,
+                    expiresAt INTEGER NOT NULL
+                );
+                CREATE INDEX _idempotency_expiry ON _idempotency (expiresAt);
+                """)
+        }
         return migrator
     }
 

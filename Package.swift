@@ -29,7 +29,11 @@ let package = Package(
             ],
             path: "Server/RoostServer"
         ),
-        .target(name: "Roost", dependencies: ["RoostCore"], path: "SDK/Roost"),
+        .target(
+            name: "Roost",
+            dependencies: ["RoostCore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "SDK/Roost"
+        ),
         .executableTarget(
             name: "roost",
             dependencies: [

@@ -16,7 +16,7 @@ open class RoostObject: @unchecked Sendable {
     public let className: String
     public let client: RoostClient
     /// Stands for this object in pointers and ACLs until the server gives it an objectId.
-    let localId = "local_" + UUID().uuidString.lowercased()
+    let localId: String
     let lock = NSLock()
     let saveGate = AsyncGate()
     var state = State()
@@ -33,12 +33,23 @@ open class RoostObject: @unchecked Sendable {
         var inFlight: [String: FieldOperation]?
         /// Objects this one points to (or names in its ACL) that have no objectId yet, by localId.
         var unsavedReferences: [String: RoostObject] = [:]
+        /// The eventually queue holds this object's creation (it has no objectId until delivered).
+        var isCreationQueued = false
     }
 
     /// A new object of `className`, saved through `client` (the shared client by default).
     public init(className: String, client: RoostClient? = nil) {
         self.className = className
         self.client = client ?? RoostClient.shared
+        localId = "local_" + UUID().uuidString.lowercased()
+    }
+
+    /// An object with a given localId (an automatic user's is derived from its anonymous id, so it
+    /// stays the same across launches).
+    init(className: String, client: RoostClient, localId: String) {
+        self.className = className
+        self.client = client
+        self.localId = localId
     }
 
     /// An object known by id (a pointer); `fetch()` loads its fields.

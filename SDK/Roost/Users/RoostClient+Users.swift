@@ -12,8 +12,7 @@ extension RoostClient {
             currentUserStorage = userStore.load().map { RoostUser(record: $0, client: self) }
         }
         if currentUserStorage == nil, isAutomaticUserEnabled, let id = try? userStore.anonymousId() {
-            let user = RoostUser(client: self)
-            user.makeLazy(anonymousId: id)
+            let user = RoostUser(lazyAnonymousId: id, client: self)
             currentUserStorage = user
             lock.unlock()
             persist(user)
@@ -37,6 +36,11 @@ extension RoostClient {
     public func signUp(username: String, password: String, email: String? = nil) async throws -> RoostUser {
         var body: [String: JSON] = ["username": .string(username), "password": .string(password)]
         if let email { body["email"] = .string(email) }
+        if let current = currentUser, current.isLazy, eventually.store.pendingCount > 0 {
+            // Queued commands name this user: create it first, so the account they land in is the one converted.
+            try await current.save()
+            if let objectId = current.objectId { try eventually.store.record(localId: current.localId, objectId: objectId) }
+        }
         if let current = currentUser, current.isAnonymous, !current.isLazy, let id = current.objectId {
             body["authData"] = ["anonymous": nil]
             let answer = try await transport.send("PUT", "users/\(id)", body: .object(body), sessionToken: current.sessionToken)
@@ -101,7 +105,17 @@ extension RoostClient {
 
     /// Ends the session on the server (when reachable) and forgets the current user locally either way.
     public func logOut() async throws {
-        let token = currentUser?.sessionToken
+        let user = currentUser
+        var token = user?.sessionToken
+        if let user, let sessionToken = token {
+            let keys = [user.objectId, user.localId].compactMap { $0 }
+            if try keys.contains(where: { try eventually.store.pendingCount(userKey: $0) > 0 }) {
+                // Commands of this user are still queued: they keep the session, and the logout waits behind them.
+                try eventually.store.queueLogout(userKey: user.objectId ?? user.localId, sessionToken: sessionToken)
+                eventually.signal()
+                token = nil
+            }
+        }
         lock.withLock {
             currentUserStorage = nil
             loadedCurrentUser = true

@@ -11,6 +11,12 @@ public final class RoostUser: RoostObject, @unchecked Sendable {
         super.init(className: "_User", client: client)
     }
 
+    /// The automatic user of an anonymous id, local-only until its first save.
+    init(lazyAnonymousId anonymousId: String, client: RoostClient) {
+        super.init(className: "_User", client: client, localId: "local_anon_" + anonymousId)
+        makeLazy(anonymousId: anonymousId)
+    }
+
     public var username: String? {
         get { self["username"] }
         set { self["username"] = newValue }
@@ -48,7 +54,7 @@ public final class RoostUser: RoostObject, @unchecked Sendable {
     }
 
     /// Makes this the local-only automatic user: its first save (POST /users with the anonymous id) creates it.
-    func makeLazy(anonymousId: String) {
+    private func makeLazy(anonymousId: String) {
         lock.withLock { lazyAnonymousId = anonymousId }
         record("authData", .set(["anonymous": ["id": .string(anonymousId)]]))
     }
@@ -72,13 +78,16 @@ public final class RoostUser: RoostObject, @unchecked Sendable {
 
     /// A user restored from disk.
     convenience init(record: CurrentUserStore.Record, client: RoostClient) {
-        self.init(client: client)
+        if record.isLazy, let id = record.anonymousId {
+            self.init(lazyAnonymousId: id, client: client)
+        } else {
+            self.init(client: client)
+        }
         state.objectId = record.objectId
         state.serverData = record.fields
         state.isDataAvailable = true
         state.createdAt = record.createdAt.flatMap { Date(roostJSON: .string($0)) }
         state.updatedAt = record.updatedAt.flatMap { Date(roostJSON: .string($0)) }
         sessionTokenStorage = record.sessionToken
-        if record.isLazy, let id = record.anonymousId { makeLazy(anonymousId: id) }
     }
 }

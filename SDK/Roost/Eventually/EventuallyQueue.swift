@@ -1,0 +1,316 @@
+import Foundation
+import RoostCore
+
+/// Delivers `saveEventually`/`deleteEventually` commands exactly once, in order, whenever the
+/// server is reachable.
+///
+/// - Every command carries a request id the server deduplicates on (`X-Parse-Request-Id`), kept
+///   across retries and restarts: a reply lost after the commit is replayed, never re-applied.
+/// - Transport errors, timeouts, 5xx and 429 are retried with capped exponential backoff and
+///   jitter; a Parse error is final for its command, which moves to the failed table.
+/// - Consecutive independent commands of one user go through `/batch`, 50 at most.
+final class EventuallyQueue: @unchecked Sendable {
+    let store: EventuallyStore
+    private weak var client: RoostClient?
+    private let lock = NSLock()
+    private var completions: [String: [@Sendable (Result<Void, Error>) -> Void]] = [:]
+    /// Live objects waiting for their queued create, by localId.
+    private var waitingObjects: [String: WeakObject] = [:]
+    private var drainTask: Task<Void, Never>?
+    private var wakeUp: CheckedContinuation<Void, Never>?
+    private var hasSignal = false
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+    private struct WeakObject { weak var object: RoostObject? }
+
+    init(client: RoostClient, directory: URL) throws {
+        self.client = client
+        store = try EventuallyStore(directory: directory)
+    }
+
+    deinit { drainTask?.cancel() }
+
+    // MARK: Queueing
+
+    /// Queues the object's edits (and first, creates of new objects it points to). Durable on return.
+    func enqueueSave(_ object: RoostObject, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
+        guard let client else { return }
+        var rows: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
+                    userKey: String?, requestId: String)] = []
+        var handedOver: [RoostObject] = []
+        var seen = Set<ObjectIdentifier>()
+        let userKey = client.currentUserKey
+        func visit(_ object: RoostObject) {
+            guard seen.insert(ObjectIdentifier(object)).inserted else { return }
+            for child in object.pendingReferences() where !(child is RoostUser && (child as! RoostUser).isLazy) {
+                visit(child)
+            }
+            guard object.isDirty || object.objectId == nil, let body = object.handOverEdits() else { return }
+            let requestId = UUID().uuidString.lowercased()
+            rows.append((.save, object.className, object.objectId, object.objectId == nil ? object.localId : nil, body,
+                         userKey, requestId))
+            handedOver.append(object)
+        }
+        visit(object)
+        try store.enqueue(rows)
+        lock.withLock {
+            for (row, object) in zip(rows, handedOver) where row.objectId == nil {
+                waitingObjects[row.localId!] = WeakObject(object: object)
+            }
+            if let completion, let last = rows.last { completions[last.requestId, default: []].append(completion) }
+        }
+        if rows.isEmpty { completion?(.success(())) }
+        signal()
+    }
+
+    func enqueueDelete(_ object: RoostObject, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
+        guard let client else { return }
+        let requestId = UUID().uuidString.lowercased()
+        try store.enqueue([(.delete, object.className, object.objectId, object.objectId == nil ? object.localId : nil, [:],
+                            client.currentUserKey, requestId)])
+        if let completion { lock.withLock { completions[requestId, default: []].append(completion) } }
+        signal()
+    }
+
+    /// Starts draining (again) now.
+    func signal() {
+        lock.withLock {
+            if drainTask == nil {
+                drainTask = Task.detached { [weak self] in await self?.drain() }
+            }
+            if let wakeUp {
+                self.wakeUp = nil
+                wakeUp.resume()
+            } else {
+                hasSignal = true
+            }
+        }
+    }
+
+    /// Returns once every queued command was delivered or failed.
+    func waitUntilEmpty() async {
+        if store.pendingCount == 0 { return }
+        signal()
+        await withCheckedContinuation { continuation in
+            lock.withLock { idleWaiters.append(continuation) }
+            if store.pendingCount == 0 { resumeIdleWaiters() }
+        }
+    }
+
+    // MARK: Draining
+
+    private func drain() async {
+        var failures = 0
+        while !Task.isCancelled {
+            let commands = (try? store.next(limit: 50)) ?? []
+            if commands.isEmpty {
+                resumeIdleWaiters()
+                await waitForSignal()
+                continue
+            }
+            do {
+                try await createAutomaticUserIfNeeded(for: commands)
+                try await deliver(try group(commands))
+                failures = 0
+            } catch {
+                failures += 1
+                // Capped exponential backoff with jitter: no busy loop, no storm when the server returns.
+                let delay = min(30.0, 0.2 * pow(2.0, Double(min(failures, 10)))) * Double.random(in: 0.5...1.0)
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+            }
+        }
+    }
+
+    private func waitForSignal() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = lock.withLock { () -> Bool in
+                if hasSignal {
+                    hasSignal = false
+                    return true
+                }
+                wakeUp = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    private func resumeIdleWaiters() {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            defer { idleWaiters.removeAll() }
+            return idleWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Commands of an automatic user that exists only locally are preceded by its creation.
+    private func createAutomaticUserIfNeeded(for commands: [QueuedCommand]) async throws {
+        guard let user = client?.currentUser, user.isLazy, commands.contains(where: { $0.userKey == user.localId }) else { return }
+        try await user.save()
+        if let objectId = user.objectId { try store.record(localId: user.localId, objectId: objectId) }
+    }
+
+    /// A resolved command, ready to send.
+    private struct Delivery {
+        let command: QueuedCommand
+        let method: String
+        let path: String
+        let body: JSON?
+        let sessionToken: String?
+    }
+
+    /// The longest run of leading commands that can go in one request: one user's, one command per
+    /// object, none pointing to an object created in the same run. Resolution errors fail the command.
+    private func group(_ commands: [QueuedCommand]) throws -> [Delivery] {
+        var deliveries: [Delivery] = []
+        var targets = Set<String>()
+        for command in commands {
+            let target = command.objectId ?? command.localId ?? command.requestId
+            if command.kind == .logout || targets.contains(target) {
+                if deliveries.isEmpty, command.kind == .logout { return [try resolve(command)] }
+                break
+            }
+            let delivery: Delivery
+            do {
+                delivery = try resolve(command)
+            } catch let error as RoostError {
+                if !deliveries.isEmpty { break }  // Maybe it depends on one of these: send them first.
+                try store.fail(command, code: .invalidPointer, message: error.description)
+                finish(command, .failure(error))
+                throw error
+            }
+            if let first = deliveries.first, first.sessionToken != delivery.sessionToken { break }
+            deliveries.append(delivery)
+            targets.insert(target)
+        }
+        return deliveries
+    }
+
+    private func resolve(_ command: QueuedCommand) throws -> Delivery {
+        let token = try sessionToken(for: command.userKey)
+        let path = command.className == "_User" ? "users" : "classes/\(command.className)"
+        switch command.kind {
+        case .logout:
+            return Delivery(command: command, method: "POST", path: "logout", body: nil, sessionToken: token)
+        case .delete:
+            guard let objectId = try command.objectId ?? command.localId.flatMap(store.objectId(forLocalId:)) else {
+                throw RoostError.invalidArgument("Deleted an object whose creation never reached the server.")
+            }
+            return Delivery(command: command, method: "DELETE", path: "\(path)/\(objectId)", body: nil, sessionToken: token)
+        case .save:
+            let body = try resolveLocalIds(command.body, isACL: false)
+            if let objectId = try command.objectId ?? command.localId.flatMap(store.objectId(forLocalId:)) {
+                return Delivery(command: command, method: "PUT", path: "\(path)/\(objectId)", body: body, sessionToken: token)
+            }
+            return Delivery(command: command, method: "POST", path: path, body: body, sessionToken: token)
+        }
+    }
+
+    /// The current token of the user who queued a command: the live one (it changes on sign-up
+    /// conversion and password change), or the one kept when that user logged out.
+    private func sessionToken(for userKey: String?) throws -> String? {
+        guard let userKey else { return nil }
+        let resolvedKey = userKey.hasPrefix("local_") ? (try store.objectId(forLocalId: userKey) ?? userKey) : userKey
+        if let user = client?.currentUser, user.localId == userKey || user.objectId == resolvedKey {
+            return user.sessionToken
+        }
+        return try store.sessionToken(userKey: userKey) ?? store.sessionToken(userKey: resolvedKey)
+    }
+
+    private func resolveLocalIds(_ json: JSON, isACL: Bool) throws -> JSON {
+        switch json {
+        case .object(let members):
+            if members["__type"] == "Pointer", let localId = members["localId"]?.stringValue {
+                guard let id = try store.objectId(forLocalId: localId), let className = members["className"]?.stringValue else {
+                    throw RoostError.invalidArgument("Tried to save an object with a pointer to a new, unsaved object.")
+                }
+                return WireValue.pointer(className, id)
+            }
+            var result: [String: JSON] = [:]
+            for (key, value) in members {
+                var resolvedKey = key
+                if isACL, key.hasPrefix("local_") {
+                    guard let id = try store.objectId(forLocalId: key) else {
+                        throw RoostError.invalidArgument("Tried to save an ACL naming a user that does not exist yet.")
+                    }
+                    resolvedKey = id
+                }
+                result[resolvedKey] = try resolveLocalIds(value, isACL: key == "ACL" && !isACL)
+            }
+            return .object(result)
+        case .array(let elements): return .array(try elements.map { try resolveLocalIds($0, isACL: false) })
+        default: return json
+        }
+    }
+
+    /// Sends a run of commands: alone with `X-Parse-Request-Id`, or through `/batch` with an id per item.
+    /// - Throws: transport errors (the run is retried later, ids unchanged).
+    private func deliver(_ deliveries: [Delivery]) async throws {
+        guard let client, let first = deliveries.first else { return }
+        if deliveries.count == 1 {
+            do {
+                let answer = try await client.transport.send(first.method, first.path, body: first.body,
+                                                             sessionToken: first.sessionToken, requestId: first.command.requestId)
+                try succeed(first, answer)
+            } catch let error as RoostError where !error.isTransport {
+                try refuse(first, error)
+            }
+            return
+        }
+        let mount = client.transport.serverURL.path
+        let requests: [JSON] = deliveries.map { delivery in
+            var item: [String: JSON] = ["method": .string(delivery.method), "path": .string(mount + "/" + delivery.path),
+                                        "requestId": .string(delivery.command.requestId)]
+            if let body = delivery.body { item["body"] = body }
+            return .object(item)
+        }
+        let answer: JSON
+        do {
+            answer = try await client.transport.send("POST", "batch", body: ["requests": .array(requests)], sessionToken: first.sessionToken)
+        } catch let error as RoostError where !error.isTransport {
+            // The batch as a whole was refused: deliver one by one, so each command gets its own verdict.
+            for delivery in deliveries { try await deliver([delivery]) }
+            return
+        }
+        let results = answer.arrayValue ?? []
+        for (index, delivery) in deliveries.enumerated() {
+            let item = index < results.count ? results[index] : .null
+            if let success = item["success"] {
+                try succeed(delivery, success)
+            } else {
+                let code = ParseErrorCode(rawValue: Int(item["error"]?["code"]?.numberValue ?? 1))
+                try refuse(delivery, RoostError.server(code: code, message: item["error"]?["error"]?.stringValue ?? ""))
+            }
+        }
+    }
+
+    private func succeed(_ delivery: Delivery, _ answer: JSON) throws {
+        let createdId = delivery.method == "POST" ? answer["objectId"]?.stringValue : nil
+        try store.complete(delivery.command, createdObjectId: createdId)
+        if let localId = delivery.command.localId,
+            let object = lock.withLock({ waitingObjects.removeValue(forKey: localId)?.object })
+        {
+            object.applyEventualAnswer(answer)
+        }
+        finish(delivery.command, .success(()))
+    }
+
+    /// A Parse error is final for this command: it moves to the failed table, and its caller hears of it.
+    private func refuse(_ delivery: Delivery, _ error: RoostError) throws {
+        if delivery.command.kind == .logout, error.code == .invalidSessionToken {
+            try store.complete(delivery.command, createdObjectId: nil)  // Already logged out.
+            return
+        }
+        if error.code == .invalidSessionToken, try sessionToken(for: delivery.command.userKey) != delivery.sessionToken {
+            // The user's token changed while this was in flight (sign-up conversion, new password): send again.
+            throw RoostError.transport("session token replaced; retrying with the new one")
+        }
+        try store.fail(delivery.command, code: error.code ?? .otherCause, message: error.description)
+        finish(delivery.command, .failure(error))
+    }
+
+    private func finish(_ command: QueuedCommand, _ result: Result<Void, Error>) {
+        let callbacks = lock.withLock { completions.removeValue(forKey: command.requestId) ?? [] }
+        callbacks.forEach { $0(result) }
+    }
+}

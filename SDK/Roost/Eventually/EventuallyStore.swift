@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import RoostCore
+
+/// One queued command, as stored.
+struct QueuedCommand: Sendable, Equatable {
+    enum Kind: String, Sendable { case save, delete, logout }
+
+    let sequence: Int64
+    let requestId: String
+    let kind: Kind
+    let className: String
+    /// The target: a server objectId, or the localId of an object the queue creates.
+    let objectId: String?
+    let localId: String?
+    /// The save's field operations in wire form (pointers to new objects by localId).
+    let body: JSON
+    /// Who queued it: a user objectId or an automatic user's localId (nil: no user).
+    let userKey: String?
+}
+
+/// A command the server refused with a Parse error: kept until the app clears it.
+public struct FailedCommand: Sendable, Equatable {
+    public let requestId: String
+    public let kind: String
+    public let className: String
+    public let objectId: String?
+    public let code: ParseErrorCode
+    public let message: String
+}
+
+/// The durable side of `saveEventually`: commands, the localId → objectId map, failed commands and
+/// the session tokens of users who logged out with commands still queued, in one SQLite file
+/// (`eventually.sqlite`, WAL, `synchronous=FULL`: a command is on disk before its call returns).
+final class EventuallyStore: Sendable {
+    private let queue: DatabaseQueue
+
+    init(directory: URL) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        queue = try DatabaseQueue(path: directory.appendingPathComponent("eventually.sqlite").path, configuration: configuration)
+        _ = try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE command (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    requestId TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL,
+                    className TEXT NOT NULL,
+                    objectId TEXT,
+                    localId TEXT,
+                    body TEXT NOT NULL,
+                    userKey TEXT
+                );
+                CREATE TABLE localId (localId TEXT PRIMARY KEY NOT NULL, objectId TEXT NOT NULL);
+                CREATE TABLE failed (
+                    sequence INTEGER PRIMARY KEY, requestId TEXT NOT NULL, kind TEXT NOT NULL, className TEXT NOT NULL,
+                    objectId TEXT, code INTEGER NOT NULL, message TEXT NOT NULL
+                );
+                CREATE TABLE session (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL);
+                """)
+        }
+        try migrator.migrate(queue)
+    }
+
+    /// Appends commands in one durable transaction.
+    func enqueue(_ commands: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
+                               userKey: String?, requestId: String)]) throws {
+        try queue.write { db in
+            for command in commands {
+                try db.execute(
+                    sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    arguments: [command.requestId, command.kind.rawValue, command.className, command.objectId, command.localId,
+                                command.body.jsonText, command.userKey])
+            }
+        }
+    }
+
+    /// The oldest commands, in order.
+    func next(limit: Int) throws -> [QueuedCommand] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT sequence, requestId, kind, className, objectId, localId, body, userKey FROM command ORDER BY sequence LIMIT ?",
+                             arguments: [limit]).map { row in
+                QueuedCommand(
+                    sequence: row[0], requestId: row[1], kind: QueuedCommand.Kind(rawValue: row[2]) ?? .save, className: row[3],
+                    objectId: row[4], localId: row[5], body: (try? JSONParser.parse(row[6] as String)) ?? [:], userKey: row[7])
+            }
+        }
+    }
+
+    var pendingCount: Int { (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command") ?? 0 }) ?? 0 }
+
+    func pendingCount(userKey: String) throws -> Int {
+        try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command WHERE userKey = ?", arguments: [userKey]) ?? 0 }
+    }
+
+    /// Removes a delivered command and, for a create, records its objectId, in one transaction.
+    func complete(_ command: QueuedCommand, createdObjectId: String?) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM command WHERE sequence = ?", arguments: [command.sequence])
+            if let localId = command.localId, let createdObjectId {
+                try db.execute(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)", arguments: [localId, createdObjectId])
+            }
+            if command.kind == .logout, let userKey = command.userKey {
+                try db.execute(sql: "DELETE FROM session WHERE userKey = ?", arguments: [userKey])
+            }
+        }
+    }
+
+    /// Moves a refused command to the failed table.
+    func fail(_ command: QueuedCommand, code: ParseErrorCode, message: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM command WHERE sequence = ?", arguments: [command.sequence])
+            try db.execute(
+                sql: "INSERT INTO failed (sequence, requestId, kind, className, objectId, code, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [command.sequence, command.requestId, command.kind.rawValue, command.className,
+                            command.objectId ?? command.localId, code.rawValue, message])
+        }
+    }
+
+    func failed() throws -> [FailedCommand] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT requestId, kind, className, objectId, code, message FROM failed ORDER BY sequence").map { row in
+                FailedCommand(requestId: row[0], kind: row[1], className: row[2], objectId: row[3],
+                              code: ParseErrorCode(rawValue: row[4]), message: row[5])
+            }
+        }
+    }
+
+    func clearFailed() throws { try queue.write { db in try db.execute(sql: "DELETE FROM failed") } }
+
+    func objectId(forLocalId localId: String) throws -> String? {
+        try queue.read { db in try String.fetchOne(db, sql: "SELECT objectId FROM localId WHERE localId = ?", arguments: [localId]) }
+    }
+
+    func record(localId: String, objectId: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)", arguments: [localId, objectId])
+        }
+    }
+
+    func sessionToken(userKey: String) throws -> String? {
+        try queue.read { db in try String.fetchOne(db, sql: "SELECT sessionToken FROM session WHERE userKey = ?", arguments: [userKey]) }
+    }
+
+    /// Keeps a logged-out user's token for their queued commands, and queues the logout behind them.
+    func queueLogout(userKey: String, sessionToken: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO session (userKey, sessionToken) VALUES (?, ?)", arguments: [userKey, sessionToken])
+            try db.execute(
+                sql: "INSERT INTO command (requestId, kind, className, body, userKey) VALUES (?, 'logout', '_Session', '{}', ?)",
+                arguments: [UUID().uuidString, userKey])
+        }
+    }
+}

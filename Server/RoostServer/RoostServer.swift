@@ -15,6 +15,7 @@ public final class RoostServer: @unchecked Sendable {
     private var http: HTTPServer?
     private var pruner: IdempotencyPruner?
     private let requestCounter = RequestCounter()
+    private let droppedReplyCounter = RequestCounter()
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
@@ -55,11 +56,16 @@ public final class RoostServer: @unchecked Sendable {
         let requestId = request.headers["x-request-id"].map { String($0.prefix(64)) } ?? requestCounter.next()
         var requestLogger = logger
         requestLogger[metadataKey: "rid"] = "\(requestId)"
-        let response: HTTPResponse
+        var response: HTTPResponse
         do {
             response = try handle(request, requestId: requestId, logger: requestLogger)
         } catch {
             response = makeErrorResponse(error, logger: requestLogger)
+        }
+        if config.dropEveryNthIdempotentReply > 0, request.headers["x-parse-request-id"] != nil || request.path.hasSuffix("/batch"),
+            request.method != "GET", droppedReplyCounter.nextNumber() % UInt64(config.dropEveryNthIdempotentReply) == 0
+        {
+            response.dropsConnection = true
         }
         let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
         // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
@@ -170,11 +176,13 @@ final class RequestCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value: UInt64 = 0
 
-    func next() -> String {
+    func next() -> String { String(nextNumber(), radix: 36) }
+
+    func nextNumber() -> UInt64 {
         lock.lock()
         value += 1
         let current = value
         lock.unlock()
-        return String(current, radix: 36)
+        return current
     }
 }

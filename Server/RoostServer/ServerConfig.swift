@@ -29,6 +29,9 @@ public struct ServerConfig: Sendable {
     public var idempotencyTTLSeconds = 7 * 24 * 3600
     /// Whether creates may carry their own `objectId` (Parse's `allowCustomObjectId`).
     public var allowCustomObjectId = false
+    /// Test-only fault injection: drop the reply (after the commit) of every Nth write carrying
+    /// `X-Parse-Request-Id`. 0, the default, never drops. Set with `ROOST_TEST_DROP_REPLIES`.
+    public var dropEveryNthIdempotentReply = 0
     /// Requests per `/batch`.
     public var maxBatchSize = 50
 

@@ -74,6 +74,9 @@ struct Serve: ParsableCommand {
         if let value = setting(passwordIterations.map(String.init), "PASSWORD_ITERATIONS") {
             config.passwordHasher = PasswordHasher(iterations: try parse(value, "password-iterations", Int.init))
         }
+        if let value = environment["ROOST_TEST_DROP_REPLIES"] {  // Test-only fault injection; see ServerConfig.
+            config.dropEveryNthIdempotentReply = max(0, try parse(value, "ROOST_TEST_DROP_REPLIES", Int.init))
+        }
         let level = try parse(setting(logLevel, "LOG_LEVEL") ?? "info", "log-level", Logger.Level.init(rawValue:))
 
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }

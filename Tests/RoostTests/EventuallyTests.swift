@@ -138,3 +138,36 @@ final class Outcome: @unchecked Sendable {
         }
     }
 }
+
+@Suite struct LostReplyTests {
+    @Test func repliesLostAfterTheCommitAreRetriedWithoutDuplicates() async throws {
+        let server = try ServerProcess(start: false)
+        server.environment["ROOST_TEST_DROP_REPLIES"] = "3"  // Every third write reply never arrives.
+        try server.start()
+        // A dropped connection surfaces as a timeout on this client: keep it short.
+        let client = try server.makeClient(requestTimeout: 1)
+        let counter = client.object("Counter")
+        counter["n"] = 0
+        try await counter.saveEventually()
+        for _ in 0..<12 {
+            counter.increment("n")
+            try await counter.saveEventually()
+        }
+        let extras = (0..<8).map { index -> RoostObject in
+            let object = client.object("Extra")
+            object["index"] = index
+            return object
+        }
+        for object in extras { try await object.saveEventually() }
+        await client.waitForPendingWrites()
+        #expect(try client.failedCommands().isEmpty)
+
+        server.stop()
+        server.environment = [:]
+        try server.start()
+        let stored = try await client.query("Counter").find()
+        #expect(stored.count == 1)
+        #expect(stored.first?["n"] == 12)
+        #expect(try await client.query("Extra").count() == 8)
+    }
+}

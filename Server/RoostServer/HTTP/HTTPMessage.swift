@@ -75,6 +75,8 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// Close the connection instead of answering (fault injection in tests: a reply lost after the commit).
+    public var dropsConnection = false
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

@@ -53,6 +53,7 @@ public final class HTTPServer: @unchecked Sendable {
     deinit { stop() }
 
     fileprivate func send(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        if response.dropsConnection { return MHD_Result.NO }  // MHD closes the connection unanswered.
         let mhdResponse = response.body.withUnsafeBytes { raw in
             roost_mhd_copied_response(raw.count, raw.baseAddress)
         }

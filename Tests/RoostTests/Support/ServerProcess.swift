@@ -8,6 +8,8 @@ final class ServerProcess: @unchecked Sendable {
     let dataDirectory: URL
     let port: Int
     private var process: Process?
+    /// Extra environment for the server process (e.g. fault injection).
+    var environment: [String: String] = [:]
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)/parse")! }
 
@@ -32,6 +34,7 @@ final class ServerProcess: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         try process.run()
         var seen = ""
         while !seen.contains("listening on") {
@@ -50,10 +53,10 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// A client of this server with its own storage directory (one "device").
-    func makeClient(storage: URL? = nil) throws -> RoostClient {
+    func makeClient(storage: URL? = nil, requestTimeout: TimeInterval = 5) throws -> RoostClient {
         let directory = storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-device-\(UUID().uuidString)")
         return try RoostClient(.init(serverURL: url, applicationId: ServerProcess.applicationId, storageDirectory: directory,
-                                     requestTimeout: 5))
+                                     requestTimeout: requestTimeout))
     }
 
     static func freePort() throws -> Int {

@@ -48,7 +48,12 @@ let package = Package(
             dependencies: ["RoostServer", "RoostCore"],
             path: "bench/QueryBench"
         ),
-        .testTarget(name: "RoostTests", dependencies: ["Roost", "RoostCore", "roost"], path: "Tests/RoostTests"),
+        .executableTarget(name: "eventually-crash-client", dependencies: ["Roost"], path: "Tests/EventuallyCrashClient"),
+        .testTarget(
+            name: "RoostTests",
+            dependencies: ["Roost", "RoostCore", "roost", "eventually-crash-client"],
+            path: "Tests/RoostTests"
+        ),
         .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),
         .testTarget(
             name: "RoostServerTests",

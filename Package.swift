@@ -43,21 +43,23 @@ let package = Package(
             ],
             path: "Server/roost"
         ),
+        .executableTarget(name: "roost-eventually-bench", dependencies: ["Roost"], path: "bench/EventuallyBench"),
         .executableTarget(
             name: "roost-query-bench",
             dependencies: ["RoostServer", "RoostCore"],
             path: "bench/QueryBench"
         ),
         .executableTarget(name: "eventually-crash-client", dependencies: ["Roost"], path: "Tests/EventuallyCrashClient"),
+        .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "RoostTests",
-            dependencies: ["Roost", "RoostCore", "roost", "eventually-crash-client"],
+            dependencies: ["Roost", "RoostCore", "RoostTestSupport", "roost", "eventually-crash-client"],
             path: "Tests/RoostTests"
         ),
         .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),
         .testTarget(
             name: "RoostServerTests",
-            dependencies: ["RoostServer", "RoostCore", "roost"],
+            dependencies: ["RoostServer", "RoostCore", "RoostTestSupport", "roost"],
             path: "Tests/RoostServerTests"
         ),
     ]

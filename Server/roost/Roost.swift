@@ -74,6 +74,7 @@ struct Serve: ParsableCommand {
         if let value = setting(passwordIterations.map(String.init), "PASSWORD_ITERATIONS") {
             config.passwordHasher = PasswordHasher(iterations: try parse(value, "password-iterations", Int.init))
         }
+        if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_DROP_REPLIES"] {  // Test-only fault injection; see ServerConfig.
             config.dropEveryNthIdempotentReply = max(0, try parse(value, "ROOST_TEST_DROP_REPLIES", Int.init))
         }
@@ -107,6 +108,15 @@ struct Serve: ParsableCommand {
         sigwait(&signals, &received)
         logger.info("signal \(received): finishing requests in flight and closing the database")
         try server.stop()
+    }
+
+    /// Exits once the parent process is gone (checked every half second on a background thread).
+    private func exitWhenOrphaned() {
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { usleep(500_000) }
+            Foundation.exit(0)
+        }
     }
 
     /// Writes a line to standard output at once (unbuffered: tests and scripts wait for it).

@@ -60,6 +60,7 @@ extension FieldCondition {
         case .exists(let flag): return ["$exists": .bool(flag)]
         case .containsAll(let values): return ["$all": .array(values)]
         case .containedBy(let values): return ["$containedBy": .array(values)]
+        case .containsAllMatching(let regexes): return ["$all": .array(regexes.map(\.json))]
         case .matchesRegex(let pattern, let options):
             return options.isEmpty ? ["$regex": .string(pattern)] : ["$regex": .string(pattern), "$options": .string(options)]
         case .matchesKeyInQuery(let key, let query): return ["$select": ["query": subquery(query), "key": .string(key)]]

@@ -63,6 +63,13 @@ extension QueryConstraint {
         case "$lte": return .lessThanOrEqualTo(try constraintValue(operand))
         case "$gt": return .greaterThan(try constraintValue(operand))
         case "$gte": return .greaterThanOrEqualTo(try constraintValue(operand))
+        case "$all" where operand.arrayValue?.first?["$regex"] != nil:
+            // The JS SDK's containsAllStartingWith: every regex must match some element.
+            let regexes = try operand.arrayValue!.map { element -> FieldCondition in
+                guard let pattern = element["$regex"]?.stringValue else { throw ParseError(.invalidJSON, "bad $all value") }
+                return .matchesRegex(pattern, options: element["$options"]?.stringValue ?? "")
+            }
+            return .containsAllMatching(regexes)
         case "$in", "$nin", "$all", "$containedBy":
             guard let values = operand.arrayValue else { throw ParseError(.invalidJSON, "bad \(op) value") }
             let parsed = try values.map { try constraintValue($0) }
@@ -79,7 +86,7 @@ extension QueryConstraint {
             guard let pattern = operand.stringValue else { throw ParseError(.invalidQuery, "bad regex") }
             let options = members["$options"]?.stringValue ?? ""
             guard options.allSatisfy({ "imxs".contains($0) }) else {
-                throw ParseError(.invalidQuery, "Invalid regex options: \(options)")
+                throw ParseError(.invalidQuery, "Bad $options value for query: \(options)")
             }
             return .matchesRegex(pattern, options: options)
         case "$select", "$dontSelect":

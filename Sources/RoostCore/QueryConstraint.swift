@@ -65,6 +65,8 @@ public enum FieldCondition: Equatable, Sendable {
     case containsAll([JSON])
     /// An array field whose elements are all among the values.
     case containedBy([JSON])
+    /// An array field with, for each regex, an element matching it (`$all` of `$regex`).
+    indirect case containsAllMatching([FieldCondition])
     /// A string matching a regular expression; options from `i`, `m`, `x`, `s`.
     case matchesRegex(String, options: String)
     /// The field equals `key` of some result of the subquery (`$select`), or of none (`$dontSelect`).

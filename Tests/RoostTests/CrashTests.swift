@@ -1,5 +1,6 @@
 import Foundation
 import Roost
+import RoostTestSupport
 import Testing
 
 /// The durable queue under SIGKILL: a client process queues 2,000 mixed commands with the server
@@ -11,7 +12,8 @@ import Testing
     @Test func killedWhileDrainingLosesAndDuplicatesNothing() async throws {
         let server = try ServerProcess(start: false)
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("roost-crash-\(UUID().uuidString)")
-        let queued = try run(["enqueue", server.url.absoluteString, ServerProcess.applicationId, storage.path, String(Self.objectCount)])
+        let queued = try run(["enqueue", server.url.absoluteString, ServerProcess.applicationId, storage.path, String(Self.objectCount)],
+                             until: "queued")
         #expect(queued.status == 0)
         #expect(queued.output.contains("queued 2000"))
 
@@ -19,17 +21,18 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         var interrupted = 0
         for _ in 0..<20 {
-            let process = try launch(["drain", server.url.absoluteString, ServerProcess.applicationId, storage.path])
+            let process = try ChildProcess(executable: try Self.clientBinary().path,
+                                           arguments: ["drain", server.url.absoluteString, ServerProcess.applicationId, storage.path])
             // The fault is the point of the test: kill at a random moment of the drain.
             usleep(UInt32.random(in: 20_000...150_000, using: &generator))
             if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+                process.kill(signal: SIGKILL)
                 interrupted += 1
             }
             process.waitUntilExit()
         }
         #expect(interrupted >= 5, "only \(interrupted) kills landed while draining")
-        let final = try run(["drain", server.url.absoluteString, ServerProcess.applicationId, storage.path])
+        let final = try run(["drain", server.url.absoluteString, ServerProcess.applicationId, storage.path], until: "drained")
         #expect(final.status == 0)
         #expect(final.output.contains("drained, failed: 0"))
 
@@ -45,26 +48,15 @@ import Testing
         }
     }
 
-    private func launch(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = try Self.clientBinary()
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
-    private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try Self.clientBinary()
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    /// Runs the client to completion; its output is read up to its last line (starting with `marker`).
+    private func run(_ arguments: [String], until marker: String) throws -> (status: Int32, output: String) {
+        let output = try ChildProcess.makePipe()
+        let process = try ChildProcess(executable: try Self.clientBinary().path, arguments: arguments, stdout: output.write)
+        close(output.write)
+        var text = ChildProcess.read(output.read, until: marker) ?? ""
+        if !text.hasSuffix("\n") { text += ChildProcess.read(output.read, until: "\n") ?? "" }
+        close(output.read)
+        return (process.waitUntilExit(), text)
     }
 
     static func clientBinary() throws -> URL {

@@ -200,13 +200,15 @@ import Testing
     @Test func blockingAndBackgroundVariants() async throws {
         let server = try ServerProcess()
         let client = try server.makeClient()
-        let saved: RoostObject = try await Task.detached {
-            let object = client.object("Script")
-            object["ran"] = true
-            try object.saveBlocking()
-            return object
-        }.value
-        #expect(saved.objectId != nil)
+        // A script's thread, not a task: blocking calls must never run on the async thread pool.
+        let saved: Result<RoostObject, Error> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let object = client.object("Script")
+                object["ran"] = true
+                continuation.resume(returning: Result { try object.saveBlocking(); return object })
+            }
+        }
+        #expect(try saved.get().objectId != nil)
 
         let object = client.object("Callback")
         let result: Result<Void, Error> = await withCheckedContinuation { continuation in

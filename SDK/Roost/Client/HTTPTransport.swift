@@ -20,6 +20,8 @@ final class HTTPTransport: Sendable {
         session = URLSession(configuration: configuration)
     }
 
+    deinit { session.invalidateAndCancel() }
+
     /// Sends `method path` (relative to the server URL, e.g. `classes/Todo`) and returns the JSON answer.
     /// - Throws: `RoostError.server` for a Parse error body, `.transport` when there is no answer.
     func send(_ method: String, _ path: String, body: JSON? = nil, query: [String: String] = [:],

@@ -66,6 +66,8 @@ public final class RoostClient: @unchecked Sendable {
         if eventually.store.pendingCount > 0 { eventually.signal() }
     }
 
+    deinit { eventually?.shutdown() }
+
     private static let sharedLock = NSLock()
     nonisolated(unsafe) private static var sharedClient: RoostClient?
 

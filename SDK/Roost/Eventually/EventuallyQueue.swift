@@ -22,6 +22,16 @@ final class EventuallyQueue: @unchecked Sendable {
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
     private struct WeakObject { weak var object: RoostObject? }
+    /// The objectIds of the current run's targets, read in one query (only the drain task uses it).
+    private var knownObjectIds: [String: String]?
+
+    /// The objectId of a command's target, if it exists on the server.
+    private func targetObjectId(_ command: QueuedCommand) throws -> String? {
+        if let objectId = command.objectId { return objectId }
+        guard let localId = command.localId else { return nil }
+        if let knownObjectIds { return knownObjectIds[localId] }
+        return try store.objectId(forLocalId: localId)
+    }
 
     init(client: RoostClient, directory: URL) throws {
         self.client = client
@@ -29,6 +39,21 @@ final class EventuallyQueue: @unchecked Sendable {
     }
 
     deinit { drainTask?.cancel() }
+
+    /// Stops draining (the client is going away); queued commands stay on disk for the next launch.
+    func shutdown() {
+        let (task, waiter, waiters) = lock.withLock { () -> (Task<Void, Never>?, CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+            defer {
+                drainTask = nil
+                wakeUp = nil
+                idleWaiters = []
+            }
+            return (drainTask, wakeUp, idleWaiters)
+        }
+        task?.cancel()
+        waiter?.resume()
+        waiters.forEach { $0.resume() }
+    }
 
     // MARK: Queueing
 
@@ -101,7 +126,7 @@ final class EventuallyQueue: @unchecked Sendable {
 
     private func drain() async {
         var failures = 0
-        while !Task.isCancelled {
+        while !Task.isCancelled, client != nil {
             let commands = (try? store.next(limit: 50)) ?? []
             if commands.isEmpty {
                 resumeIdleWaiters()
@@ -162,6 +187,8 @@ final class EventuallyQueue: @unchecked Sendable {
     /// The longest run of leading commands that can go in one request: one user's, one command per
     /// object, none pointing to an object created in the same run. Resolution errors fail the command.
     private func group(_ commands: [QueuedCommand]) throws -> [Delivery] {
+        knownObjectIds = try store.objectIds(forLocalIds: commands.compactMap(\.localId))
+        defer { knownObjectIds = nil }
         var deliveries: [Delivery] = []
         var targets = Set<String>()
         for command in commands {
@@ -193,13 +220,13 @@ final class EventuallyQueue: @unchecked Sendable {
         case .logout:
             return Delivery(command: command, method: "POST", path: "logout", body: nil, sessionToken: token)
         case .delete:
-            guard let objectId = try command.objectId ?? command.localId.flatMap(store.objectId(forLocalId:)) else {
+            guard let objectId = try targetObjectId(command) else {
                 throw RoostError.invalidArgument("Deleted an object whose creation never reached the server.")
             }
             return Delivery(command: command, method: "DELETE", path: "\(path)/\(objectId)", body: nil, sessionToken: token)
         case .save:
             let body = try resolveLocalIds(command.body, isACL: false)
-            if let objectId = try command.objectId ?? command.localId.flatMap(store.objectId(forLocalId:)) {
+            if let objectId = try targetObjectId(command) {
                 return Delivery(command: command, method: "PUT", path: "\(path)/\(objectId)", body: body, sessionToken: token)
             }
             return Delivery(command: command, method: "POST", path: path, body: body, sessionToken: token)
@@ -273,26 +300,39 @@ final class EventuallyQueue: @unchecked Sendable {
             return
         }
         let results = answer.arrayValue ?? []
+        var succeeded: [(Delivery, JSON)] = []
         for (index, delivery) in deliveries.enumerated() {
             let item = index < results.count ? results[index] : .null
             if let success = item["success"] {
-                try succeed(delivery, success)
+                succeeded.append((delivery, success))
             } else {
+                try succeed(succeeded)  // Keep the order: what came before this item is done.
+                succeeded = []
                 let code = ParseErrorCode(rawValue: Int(item["error"]?["code"]?.numberValue ?? 1))
                 try refuse(delivery, RoostError.server(code: code, message: item["error"]?["error"]?.stringValue ?? ""))
             }
         }
+        try succeed(succeeded)
     }
 
     private func succeed(_ delivery: Delivery, _ answer: JSON) throws {
-        let createdId = delivery.method == "POST" ? answer["objectId"]?.stringValue : nil
-        try store.complete(delivery.command, createdObjectId: createdId)
-        if let localId = delivery.command.localId,
-            let object = lock.withLock({ waitingObjects.removeValue(forKey: localId)?.object })
-        {
-            object.applyEventualAnswer(answer)
+        try succeed([(delivery, answer)])
+    }
+
+    /// Records delivered commands in one durable transaction, then updates live objects and callers.
+    private func succeed(_ delivered: [(Delivery, JSON)]) throws {
+        guard !delivered.isEmpty else { return }
+        try store.completeAll(delivered.map { delivery, answer in
+            (delivery.command, delivery.method == "POST" ? answer["objectId"]?.stringValue : nil)
+        })
+        for (delivery, answer) in delivered {
+            if let localId = delivery.command.localId,
+                let object = lock.withLock({ waitingObjects.removeValue(forKey: localId)?.object })
+            {
+                object.applyEventualAnswer(answer)
+            }
+            finish(delivery.command, .success(()))
         }
-        finish(delivery.command, .success(()))
     }
 
     /// A Parse error is final for this command: it moves to the failed table, and its caller hears of it.

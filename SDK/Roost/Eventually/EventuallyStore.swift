@@ -33,15 +33,15 @@ public struct FailedCommand: Sendable, Equatable {
 /// the session tokens of users who logged out with commands still queued, in one SQLite file
 /// (`eventually.sqlite`, WAL, `synchronous=FULL`: a command is on disk before its call returns).
 final class EventuallyStore: Sendable {
-    private let queue: DatabaseQueue
+    /// WAL (GRDB's pool): the drainer reads while calls append.
+    private let queue: DatabasePool
 
     init(directory: URL) throws {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        queue = try DatabaseQueue(path: directory.appendingPathComponent("eventually.sqlite").path, configuration: configuration)
-        _ = try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        queue = try DatabasePool(path: directory.appendingPathComponent("eventually.sqlite").path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -70,11 +70,11 @@ final class EventuallyStore: Sendable {
     func enqueue(_ commands: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
                                userKey: String?, requestId: String)]) throws {
         try queue.write { db in
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for command in commands {
-                try db.execute(
-                    sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    arguments: [command.requestId, command.kind.rawValue, command.className, command.objectId, command.localId,
-                                command.body.jsonText, command.userKey])
+                try insert.execute(arguments: [command.requestId, command.kind.rawValue, command.className, command.objectId,
+                                               command.localId, command.body.jsonText, command.userKey])
             }
         }
     }
@@ -99,13 +99,22 @@ final class EventuallyStore: Sendable {
 
     /// Removes a delivered command and, for a create, records its objectId, in one transaction.
     func complete(_ command: QueuedCommand, createdObjectId: String?) throws {
+        try completeAll([(command, createdObjectId)])
+    }
+
+    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds.
+    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)]) throws {
         try queue.write { db in
-            try db.execute(sql: "DELETE FROM command WHERE sequence = ?", arguments: [command.sequence])
-            if let localId = command.localId, let createdObjectId {
-                try db.execute(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)", arguments: [localId, createdObjectId])
-            }
-            if command.kind == .logout, let userKey = command.userKey {
-                try db.execute(sql: "DELETE FROM session WHERE userKey = ?", arguments: [userKey])
+            let delete = try db.cachedStatement(sql: "DELETE FROM command WHERE sequence = ?")
+            let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)")
+            for (command, createdObjectId) in outcomes {
+                try delete.execute(arguments: [command.sequence])
+                if let localId = command.localId, let createdObjectId {
+                    try map.execute(arguments: [localId, createdObjectId])
+                }
+                if command.kind == .logout, let userKey = command.userKey {
+                    try db.execute(sql: "DELETE FROM session WHERE userKey = ?", arguments: [userKey])
+                }
             }
         }
     }
@@ -131,6 +140,20 @@ final class EventuallyStore: Sendable {
     }
 
     func clearFailed() throws { try queue.write { db in try db.execute(sql: "DELETE FROM failed") } }
+
+    /// The objectIds known for these localIds, in one read.
+    func objectIds(forLocalIds localIds: [String]) throws -> [String: String] {
+        guard !localIds.isEmpty else { return [:] }
+        return try queue.read { db in
+            var result: [String: String] = [:]
+            let placeholders = Array(repeating: "?", count: localIds.count).joined(separator: ",")
+            for row in try Row.fetchAll(db, sql: "SELECT localId, objectId FROM localId WHERE localId IN (\(placeholders))",
+                                        arguments: StatementArguments(localIds)) {
+                result[row[0]] = row[1]
+            }
+            return result
+        }
+    }
 
     func objectId(forLocalId localId: String) throws -> String? {
         try queue.read { db in try String.fetchOne(db, sql: "SELECT objectId FROM localId WHERE localId = ?", arguments: [localId]) }

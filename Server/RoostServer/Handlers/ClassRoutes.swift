@@ -43,6 +43,7 @@ enum ClassRoutes {
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
         var options = try QueryOptions.parse(try request.parameters())
         options.find.readableBy = context.aclSubjects
+        options.find.authorizeSubquery = { schema in _ = try ClassPermissions.check(.find, schema, context: context) }
         if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
         return try context.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else {
@@ -61,12 +62,11 @@ enum ClassRoutes {
             let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
             var results = try rows.map(options.render)
             if !options.include.isEmpty {
-                results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include)
+                results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)
             }
             body["results"] = .array(results)
             if options.wantsCount {
-                body["count"] = .number(Double(try ObjectStore.count(options.find.constraint, in: schema,
-                                                                     readableBy: options.find.readableBy, in: db)))
+                body["count"] = .number(Double(try ObjectStore.count(options.find, in: schema, in: db)))
             }
             return APIResponse(body: .object(body))
         }
@@ -87,7 +87,7 @@ enum ClassRoutes {
             if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }
             let object = try options.render(row)
             if options.include.isEmpty { return object }
-            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include).first
+            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys).first
         }
         guard let object else { throw ObjectWriter.objectNotFound }
         return APIResponse(body: object)

@@ -93,7 +93,9 @@ enum SchemaRoutes {
                     guard schema.type(of: name) == nil else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) exists, cannot update.")
                     }
-                    schema.fields[name] = try fieldType(name, value)
+                    let type = try fieldType(name, value)
+                    schema.fields[name] = type
+                    try RelationStore.markExisting([name: type], schema: schema, in: db)
                 }
             }
             try ClassSchema.checkSingleGeoPoint(schema.fields)
@@ -113,7 +115,7 @@ enum SchemaRoutes {
         }
         try context.write { db in
             guard let schema = try SchemaStore.load(className, in: db) else { return }
-            let count = try ObjectStore.count(.all, in: schema, in: db)
+            let count = try ObjectStore.count(FindQuery(), in: schema, in: db)
             guard count == 0 else {
                 throw ParseError(.invalidSchemaOperation, "Class \(className) is not empty, contains \(count) objects, cannot drop schema.")
             }

@@ -60,8 +60,7 @@ enum UserRoutes {
                 project(UserStore.wireJSON(try row.decoded(), viewerId: context.user?.id, isMaster: context.isMaster), options)
             })
             if options.wantsCount {
-                body["count"] = .number(Double(try ObjectStore.count(options.find.constraint, in: schema,
-                                                                     readableBy: options.find.readableBy, in: db)))
+                body["count"] = .number(Double(try ObjectStore.count(options.find, in: schema, in: db)))
             }
             return APIResponse(body: .object(body))
         }

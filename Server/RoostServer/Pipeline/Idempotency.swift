@@ -20,14 +20,17 @@ enum Idempotency {
             throw ParseError(.invalidJSON, "X-Parse-Request-Id must be 1 to 256 bytes")
         }
         if let recorded = try context.read({ db in try replay(requestId, in: db) }) { return recorded }
+        func attempt(_ db: SQLiteConnection) throws -> APIResponse {
+            var shared = context
+            shared.transaction = db  // The handler's writes and this record commit together.
+            let response = try handle(shared)
+            try record(requestId, response, ttl: context.config.idempotencyTTLSeconds, in: db)
+            return response
+        }
         do {
-            return try context.write { db in
-                var shared = context
-                shared.transaction = db  // The handler's writes and this record commit together.
-                let response = try handle(shared)
-                try record(requestId, response, ttl: context.config.idempotencyTTLSeconds, in: db)
-                return response
-            }
+            // Inside a batch's transaction, a savepoint keeps a refused attempt from leaving half its writes.
+            if let transaction = context.transaction { return try transaction.inSavepoint { try attempt(transaction) } }
+            return try context.storage.write(attempt)
         } catch let error as SQLiteError where error.isPrimaryKeyViolation {
             // A twin of this request committed first (its write is the one kept): answer as it did.
             if let recorded = try context.read({ db in try replay(requestId, in: db) }) { return recorded }

@@ -11,6 +11,8 @@ struct IncludeResolver {
     /// Include paths as a tree: `["post", "post.author"]` → `post { author {} }`.
     struct PathTree {
         var children: [String: PathTree] = [:]
+        /// The only fields to keep of the objects included here (`keys=post.title`); nil keeps all.
+        var keys: Set<String>?
 
         init(_ paths: [[String]] = []) {
             for path in paths { insert(path[...]) }
@@ -20,15 +22,27 @@ struct IncludeResolver {
             guard let first = path.first else { return }
             children[first, default: PathTree()].insert(path.dropFirst())
         }
+
+        mutating func setKeys(_ selected: Set<String>, at path: ArraySlice<String>) {
+            guard let first = path.first else {
+                keys = selected
+                return
+            }
+            children[first]?.setKeys(selected, at: path.dropFirst())
+        }
     }
 
     static let maximumDepth = 10
 
-    func resolve(_ objects: [JSON], schema: ClassSchema, paths: [[String]]) throws -> [JSON] {
+    /// - Parameter keys: per include path (`"post"`, `"post.author"`), the fields to keep of included objects.
+    func resolve(_ objects: [JSON], schema: ClassSchema, paths: [[String]], keys: [String: Set<String>] = [:]) throws -> [JSON] {
         var tree = PathTree(paths.filter { $0.count <= IncludeResolver.maximumDepth })
-        if let all = tree.children.removeValue(forKey: "*") {  // `*`: every pointer field of this class.
-            for (field, type) in schema.fields { if case .pointer = type { tree.children[field, default: all] = all } }
+        if let all = tree.children.removeValue(forKey: "*") {  // `*`: every pointer (or array) field of this class.
+            for (field, type) in schema.fields where type == .array || { if case .pointer = type { true } else { false } }() {
+                tree.children[field, default: all] = all
+            }
         }
+        for (path, selected) in keys { tree.setKeys(selected, at: path.split(separator: ".").map(String.init)[...]) }
         return try resolve(objects, tree: tree)
     }
 
@@ -41,21 +55,29 @@ struct IncludeResolver {
             }
             var found: [String: JSON] = [:]  // "Class/id" → included object
             for (className, ids) in wanted {
-                for (id, object) in try fetch(className, Array(ids), subtree: subtree) { found[className + "/" + id] = object }
+                for (id, object) in try fetch(className, Array(ids), subtree: subtree) {
+                    found[className + "/" + id] = project(object, subtree.keys)
+                }
             }
             objects = objects.map { replace(key, in: $0, with: found) }
         }
         return objects
     }
 
+    /// The readable objects among `ids`: ACL, the class's `get` permission and its protected fields apply,
+    /// as if the caller fetched them.
     private func fetch(_ className: String, _ ids: [String], subtree: PathTree) throws -> [(String, JSON)] {
-        guard let schema = try SchemaStore.load(className, in: db) else { return [] }
+        guard let schema = try SchemaStore.load(className, in: db),
+            let grant = try? ClassPermissions.check(.get, schema, context: context)
+        else { return [] }
+        let hidden = ClassPermissions.protectedFields(schema, context: context)
         let rows = try ObjectStore.fetchMany(ids, from: schema, readableBy: context.aclSubjects, in: db)
-        var objects: [JSON] = try rows.map { row in
+        var objects: [JSON] = try rows.compactMap { row in
             let object = try row.decoded()
+            guard ClassPermissions.allows(grant, object, context: context) else { return nil }
             var json = className == UserStore.className
                 ? UserStore.wireJSON(object, viewerId: context.user?.id, isMaster: context.isMaster)
-                : object.wireJSON()
+                : object.wireJSON(excluding: hidden)
             if case .object(var members) = json {
                 members["__type"] = "Object"
                 members["className"] = .string(className)
@@ -65,6 +87,13 @@ struct IncludeResolver {
         }
         objects = try resolve(objects, tree: subtree)
         return objects.compactMap { object in object["objectId"]?.stringValue.map { ($0, object) } }
+    }
+
+    /// Keeps only `keys` (plus the built-in fields) of an included object.
+    private func project(_ object: JSON, _ keys: Set<String>?) -> JSON {
+        guard let keys, case .object(let members) = object else { return object }
+        let always: Set<String> = ["objectId", "createdAt", "updatedAt", "ACL", "__type", "className"]
+        return .object(members.filter { keys.contains($0.key) || always.contains($0.key) || $0.value["__type"] == "Object" })
     }
 
     private func pointers(in value: JSON?) -> [(className: String, objectId: String)] {

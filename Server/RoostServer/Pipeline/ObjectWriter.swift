@@ -27,6 +27,7 @@ enum ObjectWriter {
             var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(), createdAt: now, updatedAt: now,
                                       acl: changes.acl, fields: [:])
             object.fields = try apply(changes.operations, to: [:])
+            RelationStore.addMarkers(to: &object.fields, schema: schema)
             try ObjectStore.insert(object, into: schema, in: db)
             try RelationStore.apply(changes.operations, className: className, objectId: object.objectId, in: db)
             return object
@@ -146,6 +147,7 @@ enum ObjectWriter {
             try ClassSchema.checkSingleGeoPoint(schema.fields)
             try SchemaStore.save(schema, in: db)
             try IndexStore.indexNewPointers(added, of: schema, in: db)
+            try RelationStore.markExisting(added, schema: schema, in: db)
         }
         return schema
     }

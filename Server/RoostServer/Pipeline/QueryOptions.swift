@@ -8,6 +8,8 @@ struct QueryOptions {
     var excludeKeys: Set<String> = []
     /// Pointer paths to replace by the objects they point to (`post`, `post.author`); `*` means every pointer field.
     var include: [[String]] = []
+    /// For `keys=post.title`: per include path, the fields to keep of the included objects.
+    var includeKeys: [String: Set<String>] = [:]
 
     static let findParameters: Set<String> = [
         "where", "order", "limit", "skip", "count", "keys", "excludeKeys", "include", "includeAll",
@@ -53,7 +55,13 @@ struct QueryOptions {
                 // `a.b` selects `a` and includes it, as Parse does.
                 let paths = try list(value, name)
                 options.keys = Set(paths.compactMap { $0.split(separator: ".").first.map(String.init) })
-                options.include += paths.filter { $0.contains(".") }.map { path in path.split(separator: ".").dropLast().map(String.init) }
+                for path in paths where path.contains(".") {
+                    let parts = path.split(separator: ".").map(String.init)
+                    options.include.append(Array(parts.dropLast()))
+                    for depth in 1..<parts.count {
+                        options.includeKeys[parts[..<depth].joined(separator: "."), default: []].insert(parts[depth])
+                    }
+                }
             case "excludeKeys": options.excludeKeys = Set(try list(value, name))
             case "include":
                 options.include += try list(value, name).map { path in
@@ -82,6 +90,7 @@ struct QueryOptions {
     /// A comma-separated string or an array of strings.
     private static func list(_ value: JSON, _ name: String) throws -> [String] {
         switch value {
+        case .number(let number): return [JSON.number(number).jsonText]  // `order=1` reads as a number.
         case .string(let text): return text.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
         case .array(let items):
             return try items.map {

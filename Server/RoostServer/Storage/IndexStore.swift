@@ -43,7 +43,7 @@ enum IndexStore {
             var terms: [String] = []
             for (field, direction) in fields.sorted(by: { $0.key < $1.key }) {
                 guard let expression = expression(for: field, in: schema) else {
-                    throw ParseError(.invalidQuery, "Field \(field) does not exist or cannot be indexed, cannot add index.")
+                    throw ParseError(.invalidQuery, "Field \(field) does not exist, cannot add index.")
                 }
                 guard direction == 1 || direction == -1 else { throw ParseError(.invalidQuery, "Index direction must be 1 or -1") }
                 terms.append(expression + (direction == -1 ? " DESC" : ""))

@@ -8,6 +8,8 @@ struct FindQuery {
     var skip: Int = 0
     /// The caller's ACL subjects (`*`, user id, `role:<name>`); `nil` reads everything (master key).
     var readableBy: [String]?
+    /// Checks the caller may query the class of a subquery (`$inQuery`, `$select`...).
+    var authorizeSubquery: (ClassSchema) throws -> Void = { _ in }
 }
 
 struct SortKey: Equatable {
@@ -73,7 +75,7 @@ enum ObjectStore {
 
     /// The SQL and arguments of a query (also what `EXPLAIN QUERY PLAN` checks in tests).
     static func selectSQL(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> (String, [SQLValue]) {
-        let compiler = compiler(for: schema, readableBy: query.readableBy, in: db)
+        let compiler = compiler(for: schema, readableBy: query.readableBy, authorize: query.authorizeSubquery, in: db)
         let filter = try compiler.compile(query.constraint)
         let acl = QueryCompiler.readFilter(query.readableBy)
         var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)"
@@ -90,17 +92,18 @@ enum ObjectStore {
         return (sql, arguments)
     }
 
-    static func count(_ constraint: QueryConstraint, in schema: ClassSchema, readableBy: [String]? = nil,
-                      in db: some SQLQuerying) throws -> Int {
-        let filter = try compiler(for: schema, readableBy: readableBy, in: db).compile(constraint)
+    static func count(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> Int {
+        let readableBy = query.readableBy
+        let filter = try compiler(for: schema, readableBy: readableBy, authorize: query.authorizeSubquery, in: db).compile(query.constraint)
         let acl = QueryCompiler.readFilter(readableBy)
         let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)",
                                     filter.arguments + acl.arguments, cacheable: true)
         return Int(rows.first?.first?.integer ?? 0)
     }
 
-    private static func compiler(for schema: ClassSchema, readableBy: [String]?, in db: some SQLQuerying) -> QueryCompiler {
-        QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) }, readableBy: readableBy)
+    private static func compiler(for schema: ClassSchema, readableBy: [String]?, authorize: @escaping (ClassSchema) throws -> Void,
+                                 in db: some SQLQuerying) -> QueryCompiler {
+        QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) }, readableBy: readableBy, authorizeSubquery: authorize)
     }
 
     /// `objectId, createdAt, updatedAt, acl, rperm, data`.

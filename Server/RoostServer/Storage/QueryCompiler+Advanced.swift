@@ -7,6 +7,8 @@ extension QueryCompiler {
         case .containsAll(let values):
             guard !values.isEmpty else { return SQLFragment(sql: "0", arguments: []) }
             return try compile(.and(values.map { .field(key, .equalTo($0)) }))
+        case .containsAllMatching(let regexes):
+            return try compile(.and(regexes.map { .field(key, $0) }))
         case .containedBy(let values):
             let list = JSON.array(values.map { $0["objectId"] ?? $0 }).jsonText
             let element = values.first.map(elementExpression) ?? "element.value"
@@ -16,6 +18,11 @@ extension QueryCompiler {
         case .matchesRegex(let pattern, let options):
             try RegexGuard.check(pattern)
             guard (try? Regex(pattern)) != nil || options.contains("x") else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
+            if isArrayField(key) {  // Any string element matches, as MongoDB does.
+                return SQLFragment(
+                    sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE element.type = 'text' AND roost_regexp(element.value, ?, ?))",
+                    arguments: [.text(pattern), .text(options)])
+            }
             let (expression, _) = operand(key, .string(""))
             return SQLFragment(sql: "roost_regexp(\(expression), ?, ?)", arguments: [.text(pattern), .text(options)])
         case .matchesKeyInQuery(let subKey, let subquery):
@@ -72,7 +79,8 @@ extension QueryCompiler {
     /// The rows of a subquery's class the caller may read, as `FROM … WHERE …` SQL; `nil` when the class does not exist.
     private func subquerySource(_ subquery: Subquery) throws -> (table: String, compiler: QueryCompiler, filter: SQLFragment)? {
         guard let subSchema = try lookup(subquery.className) else { return nil }
-        let compiler = QueryCompiler(schema: subSchema, lookup: lookup, readableBy: readableBy)
+        try authorizeSubquery(subSchema)
+        let compiler = QueryCompiler(schema: subSchema, lookup: lookup, readableBy: readableBy, authorizeSubquery: authorizeSubquery)
         let filter = try compiler.compile(subquery.constraint)
         let acl = QueryCompiler.readFilter(readableBy)
         return (subSchema.tableName, compiler,

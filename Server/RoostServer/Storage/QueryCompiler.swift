@@ -16,6 +16,8 @@ struct QueryCompiler {
     var lookup: (String) throws -> ClassSchema? = { _ in nil }
     /// The caller's ACL subjects: subqueries see only what the caller may read.
     var readableBy: [String]?
+    /// Checks that the caller may query a subquery's class (class-level `find` permission).
+    var authorizeSubquery: (ClassSchema) throws -> Void = { _ in }
 
     func compile(_ constraint: QueryConstraint) throws -> SQLFragment {
         switch constraint {
@@ -151,7 +153,7 @@ struct QueryCompiler {
         case .notContainedIn(let values):
             let inner = try membership(key, values)
             return SQLFragment(sql: "NOT COALESCE((\(inner.sql)), 0)", arguments: inner.arguments)
-        case .containsAll, .containedBy, .matchesRegex, .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery,
+        case .containsAll, .containedBy, .containsAllMatching, .matchesRegex, .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery,
             .doesNotMatchQuery, .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere:
             return try compileAdvanced(key, condition)
         case .exists(let flag):
@@ -190,6 +192,10 @@ struct QueryCompiler {
             return SQLFragment(sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))", arguments: arguments)
         }
         if let flag = value.boolValue, !isBuiltIn(key) {
+            if schema.fields[key] == .boolean {
+                // Every stored value is a Boolean: compare as json_extract does (1/0), so an index applies.
+                return SQLFragment(sql: "json_extract(data, '\(jsonPath(key))') = ?", arguments: [.integer(flag ? 1 : 0)])
+            }
             return SQLFragment(sql: "json_type(data, '\(jsonPath(key))') = ?", arguments: [.text(flag ? "true" : "false")])
         }
         let typeTest = fieldGuard(key, value)
@@ -200,24 +206,38 @@ struct QueryCompiler {
     /// many values there are. Values of mixed kinds (or `null`) fall back to OR-ed equalities.
     private func membership(_ key: String, _ values: [JSON]) throws -> SQLFragment {
         guard !values.isEmpty else { return SQLFragment(sql: "0", arguments: []) }
-        let operands = values.map { operand(key, $0) }
-        let expression = operands[0].0
+        if case .relation = schema.fields[key] {
+            // Owners whose relation holds any of the pointed objects.
+            let ids = JSON.array(values.compactMap { $0["objectId"] }).jsonText
+            return SQLFragment(
+                sql: "objectId IN (SELECT owningId FROM _join WHERE owningClass = ? AND field = ? AND relatedId IN (SELECT value FROM json_each(?)))",
+                arguments: [.text(schema.className), .text(key), .text(ids)])
+        }
         func kind(_ value: JSON) -> String {
             switch value {
             case .number: "number"
-            case .string(let text): text.contains("\0") ? "nul" : "string"
-            default: value["__type"]?.stringValue ?? "other"
+            case .string(let text): text.contains("\0") ? "other" : "string"
+            default: value["__type"]?.stringValue.flatMap { ["Date", "Pointer"].contains($0) ? $0 : nil } ?? "other"
             }
         }
-        let firstKind = kind(values[0])
-        let isUniform = ["number", "string", "Date", "Pointer"].contains(firstKind)
-            && values.allSatisfy { kind($0) == firstKind } && operands.allSatisfy { $0.0 == expression }
-        guard isUniform else {
-            guard values.count <= 100 else {
-                throw ParseError(.invalidQuery, "$in and $nin take at most 100 values of mixed types.")
+        // One `json_each` list per kind of value; values of no listable kind (null, booleans, objects) are OR-ed.
+        let groups = Dictionary(grouping: values, by: kind)
+        if groups.count > 1 || groups["other"] != nil {
+            var parts: [QueryConstraint] = []
+            for (group, members) in groups.sorted(by: { $0.key < $1.key }) {
+                if group == "other" {
+                    guard members.count <= 100 else {
+                        throw ParseError(.invalidQuery, "$in and $nin take at most 100 null, Boolean or object values.")
+                    }
+                    parts += members.map { .field(key, .equalTo($0)) }
+                } else {
+                    parts.append(.field(key, .containedIn(members)))
+                }
             }
-            return try compile(.or(values.map { QueryConstraint.field(key, .equalTo($0)) }))
+            return try compile(.or(parts))
         }
+        let operands = values.map { operand(key, $0) }
+        let expression = operands[0].0
         let list = JSON.array(operands.map { _, bound in
             switch bound {
             case .text(let text): .string(text)

@@ -2,7 +2,8 @@ import RoostCore
 
 /// Checks `$regex` patterns before they run. The matcher backtracks, so a pattern with a quantified
 /// group that itself contains a quantifier (`(a+)+`, `(a|a)*`) could take exponential time on a
-/// hostile value; such patterns, back-references and overlong patterns are refused with 102.
+/// hostile value, and two unbounded repetitions (`a*a*b`) polynomial time; such patterns,
+/// back-references and overlong patterns are refused with 102. One `*`, `+` or `{n,}` is allowed.
 enum RegexGuard {
     static let maximumLength = 1000
 
@@ -13,6 +14,7 @@ enum RegexGuard {
         // Per open group: does it contain a quantifier or an alternation?
         var groups: [Bool] = []
         var lastGroupWasRisky = false
+        var unboundedRepeats = 0
         var characters = Array(pattern)
         var index = 0
         var inClass = false
@@ -51,6 +53,13 @@ enum RegexGuard {
             case "*", "+", "?", "{":
                 let isRepeat = character != "?" || (index > 0 && characters[index - 1] != "(")
                 if isRepeat && lastGroupWasRisky && character != "?" { throw unsafe("nested quantifiers can take exponential time") }
+                let isLazyMarker = character == "?" && index > 0 && "*+?}".contains(characters[index - 1])
+                if character == "*" || character == "+" || (character == "{" && isOpenEnded(characters, from: index)) {
+                    unboundedRepeats += 1
+                    if unboundedRepeats > 1 { throw unsafe("more than one unbounded repetition can take polynomial time") }
+                } else if isLazyMarker {
+                    break
+                }
                 if let innermost = groups.indices.last { groups[innermost] = true }
             case "|":
                 if let innermost = groups.indices.last { groups[innermost] = true }
@@ -59,6 +68,12 @@ enum RegexGuard {
             lastGroupWasRisky = false
         }
         characters.removeAll()
+    }
+
+    /// Whether the `{` at `index` opens an `{n,}` repetition (no upper bound).
+    private static func isOpenEnded(_ characters: [Character], from index: Int) -> Bool {
+        guard let close = characters[index...].firstIndex(of: "}") else { return false }
+        return characters[index..<close].last == ","
     }
 
     private static func unsafe(_ reason: String) -> ParseError {

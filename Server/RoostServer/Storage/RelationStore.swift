@@ -18,6 +18,25 @@ enum RelationStore {
         }
     }
 
+    /// The marker every object shows for a Relation field (`{"__type": "Relation", "className": …}`).
+    static func marker(_ target: String) -> JSON { ["__type": "Relation", "className": .string(target)] }
+
+    /// Adds the markers of the schema's Relation fields to a new object's fields.
+    static func addMarkers(to fields: inout [String: JSON], schema: ClassSchema) {
+        for (field, type) in schema.fields {
+            if case .relation(let target) = type, fields[field] == nil { fields[field] = marker(target) }
+        }
+    }
+
+    /// Writes the marker of a newly recorded Relation field into every stored object of the class.
+    static func markExisting(_ added: [String: FieldType], schema: ClassSchema, in db: SQLiteConnection) throws {
+        for (field, type) in added {
+            guard case .relation(let target) = type else { continue }
+            try db.execute("UPDATE \(schema.tableName) SET data = json_set(data, '$.\(field)', json(?))",
+                           [.text(marker(target).jsonText)], cacheable: false)
+        }
+    }
+
     /// Forgets the pairs of a deleted object (as owner).
     static func deleteAll(className: String, objectId: String, in db: SQLiteConnection) throws {
         if className == RoleStore.className { db.changedAuthentication = true }

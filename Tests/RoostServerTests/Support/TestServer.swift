@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -9,10 +10,12 @@ final class TestServer: @unchecked Sendable {
     static let applicationId = "test-app"
     static let masterKey = "test-master-key-0123456789"
 
-    let process = Process()
+    let process: ChildProcess
     let dataDirectory: URL
     let port: Int
     let logFile: URL
+    /// Its own session, closed with the server (the shared one would keep a socket per server).
+    let session = URLSession(configuration: .ephemeral)
     var baseURL: String { "http://127.0.0.1:\(port)/parse" }
 
     /// Starts the binary and waits for its "listening on" line.
@@ -22,38 +25,27 @@ final class TestServer: @unchecked Sendable {
             .appendingPathComponent("roost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
         logFile = self.dataDirectory.appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
 
-        process.executableURL = try TestServer.binary()
-        process.arguments = ["serve", "--port", "0", "--data-dir", self.dataDirectory.path, "--app-id", TestServer.applicationId,
-                             "--master-key", TestServer.masterKey] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: logFile)
-        try process.run()
-
-        var seen = ""
-        var found: Int?
-        while found == nil {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { throw TestServerError.exited(output: seen) }
-            seen += String(decoding: chunk, as: UTF8.self)
-            if let range = seen.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression) {
-                let match = seen[range].dropFirst("127.0.0.1:".count).dropLast()
-                found = Int(match)
-            }
-        }
-        port = found!
+        let output = try ChildProcess.makePipe()
+        defer { close(output.read) }  // The server prints nothing after its "listening" line.
+        process = try ChildProcess(
+            executable: try TestServer.binary().path,
+            arguments: ["serve", "--port", "0", "--data-dir", self.dataDirectory.path, "--app-id", TestServer.applicationId,
+                        "--master-key", TestServer.masterKey] + arguments,
+            environment: ["ROOST_EXIT_WITH_PARENT": "1"], stdout: output.write, stderrPath: logFile.path)
+        close(output.write)
+        guard let seen = ChildProcess.read(output.read, until: "listening on"),
+            let range = seen.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression),
+            let found = Int(seen[range].dropFirst("127.0.0.1:".count).dropLast())
+        else { throw TestServerError.exited(output: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "") }
+        port = found
     }
 
     /// Sends SIGTERM and waits for the process to exit; returns its exit status.
     @discardableResult
     func stop() -> Int32 {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        return process.terminationStatus
+        session.invalidateAndCancel()
+        return process.terminate()
     }
 
     deinit {
@@ -93,7 +85,7 @@ final class TestServer: @unchecked Sendable {
         if request.httpBody != nil, request.value(forHTTPHeaderField: "Content-Type") == nil {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await session.data(for: request)
         let http = response as! HTTPURLResponse
         var responseHeaders: [String: String] = [:]
         for (name, value) in http.allHeaderFields { responseHeaders["\(name)".lowercased()] = "\(value)" }

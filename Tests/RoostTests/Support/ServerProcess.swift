@@ -1,5 +1,6 @@
 import Foundation
 import Roost
+import RoostTestSupport
 
 /// The real `roost` binary for SDK tests: started on a chosen or free port with its own data
 /// directory; stop and start it again (same port, same data) to test offline behaviour.
@@ -7,7 +8,7 @@ final class ServerProcess: @unchecked Sendable {
     static let applicationId = "sdk-test-app"
     let dataDirectory: URL
     let port: Int
-    private var process: Process?
+    private var process: ChildProcess?
     /// Extra environment for the server process (e.g. fault injection).
     var environment: [String: String] = [:]
 
@@ -27,29 +28,24 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     func start() throws {
-        let process = Process()
-        process.executableURL = try ServerProcess.binary()
-        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--app-id", ServerProcess.applicationId,
-                             "--master-key", "sdk-master-key", "--password-iterations", "1000", "--log-level", "warning"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        try process.run()
-        var seen = ""
-        while !seen.contains("listening on") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { throw ServerProcessError.exited(seen) }
-            seen += String(decoding: chunk, as: UTF8.self)
+        let output = try ChildProcess.makePipe()
+        defer { close(output.read) }  // The server prints nothing after its "listening" line.
+        let process = try ChildProcess(
+            executable: try ServerProcess.binary().path,
+            arguments: ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--app-id", ServerProcess.applicationId,
+                        "--master-key", "sdk-master-key", "--password-iterations", "1000", "--log-level", "warning"],
+            environment: environment.merging(["ROOST_EXIT_WITH_PARENT": "1"]) { mine, _ in mine }, stdout: output.write)
+        close(output.write)
+        guard ChildProcess.read(output.read, until: "listening on") != nil else {
+            process.terminate()
+            throw ServerProcessError.exited("the server did not start on port \(port)")
         }
         self.process = process
     }
 
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
-        self.process = nil
+        process?.terminate()
+        process = nil
     }
 
     /// A client of this server with its own storage directory (one "device").

@@ -1,0 +1,107 @@
+import Foundation
+
+/// A child process started with `posix_spawn`, for test harnesses.
+///
+/// Foundation's `Process.run()` on Linux enumerates the open file descriptors while other threads
+/// open and close theirs; under parallel tests (hundreds of servers, clients and sockets) it crashed
+/// with a bad memcpy inside `run()`. Spawning directly avoids that code path.
+public final class ChildProcess: @unchecked Sendable {
+    public let pid: pid_t
+    private let lock = NSLock()
+    private var exitStatus: Int32?
+
+    /// Starts `executable` with `arguments`; its stdout goes to `stdout` (a descriptor, or /dev/null when
+    /// nil) and its stderr to the file at `stderrPath` (or /dev/null). `environment` adds variables.
+    public init(executable: String, arguments: [String], environment: [String: String] = [:],
+                stdout: Int32? = nil, stderrPath: String? = nil) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdout {
+            posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { "\($0.key)=\($0.value)" }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = variables.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child = pid_t()
+        let status = posix_spawn(&child, executable, &actions, nil, argv, envp)
+        guard status == 0 else { throw ChildProcessError.spawnFailed(executable, status) }
+        pid = child
+    }
+
+    deinit { terminate() }
+
+    public var isRunning: Bool {
+        lock.withLock {
+            if exitStatus != nil { return false }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exitStatus = status
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Sends SIGTERM and waits; returns the exit code (128 + signal when killed by one).
+    @discardableResult
+    public func terminate() -> Int32 {
+        if isRunning { Glibc.kill(pid, SIGTERM) }
+        return waitUntilExit()
+    }
+
+    public func kill(signal: Int32) {
+        if isRunning { Glibc.kill(pid, signal) }
+    }
+
+    /// Waits for the process to end; returns the exit code (128 + signal when killed by one).
+    @discardableResult
+    public func waitUntilExit() -> Int32 {
+        let raw: Int32 = lock.withLock {
+            if let exitStatus { return exitStatus }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            exitStatus = status
+            return status
+        }
+        let signal = raw & 0x7f
+        return signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+    }
+
+    /// A pipe whose write end a child gets as stdout; read the parent's end with `readLine(containing:)`.
+    public static func makePipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw ChildProcessError.pipeFailed(errno) }
+        // Not inherited by other children (a concurrent spawn may still catch them: never wait for EOF).
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        return (fds[0], fds[1])
+    }
+
+    /// Reads from `descriptor` until the text read so far contains `marker`; nil at end of file.
+    public static func read(_ descriptor: Int32, until marker: String) -> String? {
+        var seen = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !seen.contains(marker) {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return nil }
+            seen += String(decoding: buffer[..<count], as: UTF8.self)
+        }
+        return seen
+    }
+}
+
+public enum ChildProcessError: Error {
+    case spawnFailed(String, Int32)
+    case pipeFailed(Int32)
+}

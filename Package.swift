@@ -49,11 +49,13 @@ let package = Package(
             dependencies: ["RoostServer", "RoostCore"],
             path: "bench/QueryBench"
         ),
+        .executableTarget(name: "todo", dependencies: ["Roost"], path: "Examples/Todo"),
+        .executableTarget(name: "sonnets", dependencies: ["Roost"], path: "Examples/Sonnets", resources: [.copy("sonnets.txt")]),
         .executableTarget(name: "eventually-crash-client", dependencies: ["Roost"], path: "Tests/EventuallyCrashClient"),
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "RoostTests",
-            dependencies: ["Roost", "RoostCore", "RoostTestSupport", "roost", "eventually-crash-client"],
+            dependencies: ["Roost", "RoostCore", "RoostTestSupport", "roost", "eventually-crash-client", "todo", "sonnets"],
             path: "Tests/RoostTests"
         ),
         .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),

@@ -114,6 +114,11 @@ public final class RoostServer: @unchecked Sendable {
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
             requestId: requestId, logger: logger, publicURL: "http://\(host)\(mount)", transaction: nil)
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
+        if method == "GET", PropertyList.wants(request.headers["accept"]) {
+            let response = try dispatch(apiRequest, context)
+            return HTTPResponse(status: response.status, headers: response.headers + [("Content-Type", PropertyList.contentType)],
+                                body: PropertyList.encode(response.body))
+        }
         if let idempotencyKey = request.headers["x-parse-request-id"], Idempotency.applies(method: method, segments: segments) {
             return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
         }

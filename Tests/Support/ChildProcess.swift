@@ -13,7 +13,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` with `arguments`; its stdout goes to `stdout` (a descriptor, or /dev/null when
     /// nil) and its stderr to the file at `stderrPath` (or /dev/null). `environment` adds variables.
     public init(executable: String, arguments: [String], environment: [String: String] = [:],
-                stdout: Int32? = nil, stderrPath: String? = nil) throws {
+                stdin: Int32? = nil, stdout: Int32? = nil, stderrPath: String? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -23,7 +23,11 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
 
         let variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { "\($0.key)=\($0.value)" }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -85,6 +89,33 @@ public final class ChildProcess: @unchecked Sendable {
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         return (fds[0], fds[1])
+    }
+
+    /// Runs `executable` to the end with `input` on its stdin; returns its exit code and everything it printed.
+    /// (Output goes through a temporary file: waiting for EOF on a pipe could hang if another spawn inherited it.)
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                           input: String = "") throws -> (status: Int32, output: String) {
+        let directory = FileManager.default.temporaryDirectory
+        let outputPath = directory.appendingPathComponent("roost-child-\(UUID().uuidString).out").path
+        let inputPath = directory.appendingPathComponent("roost-child-\(UUID().uuidString).in").path
+        defer {
+            unlink(outputPath)
+            unlink(inputPath)
+        }
+        FileManager.default.createFile(atPath: inputPath, contents: Data(input.utf8))
+        let inputDescriptor = open(inputPath, O_RDONLY | O_CLOEXEC)
+        let outputDescriptor = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer {
+            close(inputDescriptor)
+            close(outputDescriptor)
+        }
+        let process = try ChildProcess(executable: executable, arguments: arguments, environment: environment,
+                                       stdin: inputDescriptor, stdout: outputDescriptor, stderrPath: outputPath + ".err")
+        let status = process.waitUntilExit()
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOfFile: outputPath + ".err", encoding: .utf8)) ?? ""
+        unlink(outputPath + ".err")
+        return (status, output + errors)
     }
 
     /// Reads from `descriptor` until the text read so far contains `marker`; nil at end of file.

@@ -53,6 +53,8 @@ public final class RoostClient: @unchecked Sendable {
     var isAutomaticUserEnabled = false
     /// The durable `saveEventually` queue (resumes draining at start when commands are left).
     private(set) var eventually: EventuallyQueue!
+    /// Cached query results and pinned objects.
+    let localStore: LocalStore
 
     /// Creates the storage directory (mode 0700) if needed.
     public init(_ configuration: Configuration) throws {
@@ -62,6 +64,7 @@ public final class RoostClient: @unchecked Sendable {
         try FileManager.default.createDirectory(at: configuration.storageDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         userStore = CurrentUserStore(directory: configuration.storageDirectory)
+        localStore = try LocalStore(directory: configuration.storageDirectory)
         eventually = try EventuallyQueue(client: self, directory: configuration.storageDirectory)
         if eventually.store.pendingCount > 0 { eventually.signal() }
     }

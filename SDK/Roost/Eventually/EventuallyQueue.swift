@@ -78,6 +78,7 @@ final class EventuallyQueue: @unchecked Sendable {
         }
         visit(object)
         try store.enqueue(rows)
+        handedOver.forEach { $0.refreshPin() }  // Local queries see queued changes at once.
         lock.withLock {
             for (row, object) in zip(rows, handedOver) where row.objectId == nil {
                 waitingObjects[row.localId!] = WeakObject(object: object)
@@ -330,6 +331,9 @@ final class EventuallyQueue: @unchecked Sendable {
                 let object = lock.withLock({ waitingObjects.removeValue(forKey: localId)?.object })
             {
                 object.applyEventualAnswer(answer)
+            }
+            if let localId = delivery.command.localId, let objectId = answer["objectId"]?.stringValue {
+                client?.localStore.assignObjectId(objectId, toLocalId: localId, className: delivery.command.className)
             }
             finish(delivery.command, .success(()))
         }

@@ -127,7 +127,12 @@ extension RoostObject {
 
     /// Applies the server's answer, or puts the in-flight edits back under any newer ones.
     func endSave(_ result: Result<JSON, Error>) {
-        defer { if case .success = result { didSave() } }
+        defer {
+            if case .success = result {
+                didSave()
+                refreshPin()
+            }
+        }
         lock.withLock {
             let inFlight = state.inFlight ?? [:]
             state.inFlight = nil

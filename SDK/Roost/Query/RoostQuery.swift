@@ -19,6 +19,10 @@ public struct RoostQuery: Sendable {
     var skipValue = 0
     var selectedKeys: [String]?
     var includedKeys: [String] = []
+    var policy: CachePolicy = .ignoreCache
+    var maxAge: TimeInterval?
+    var isLocal = false
+    var localPinName: String?
 
     public init(className: String, client: RoostClient? = nil) {
         self.className = className
@@ -116,9 +120,13 @@ public struct RoostQuery: Sendable {
 
     // MARK: Running
 
+    /// The matching objects: from the local store (`fromLocalDatastore()`), or as the cache policy says
+    /// (for `cacheThenNetwork`, the network answer; use `results()` to get both).
     public func find() async throws -> [RoostObject] {
-        let answer = try await client.request("GET", "classes/\(className)", query: parameters(count: false))
-        return (answer["results"]?.arrayValue ?? []).map { makeObject($0) }
+        if isLocal { return try findLocally() }
+        var last: QueryResults?
+        for try await answer in results() { last = answer }
+        return last?.objects ?? []
     }
 
     public func findBlocking() throws -> [RoostObject] { try runBlocking { try await self.find() } }
@@ -131,6 +139,7 @@ public struct RoostQuery: Sendable {
 
     /// The number of matching objects (no objects are transferred).
     public func count() async throws -> Int {
+        if isLocal { return try findLocally().count }
         var query = self
         query.limitValue = 0
         let answer = try await client.request("GET", "classes/\(className)", query: query.parameters(count: true))
@@ -162,7 +171,7 @@ public struct RoostQuery: Sendable {
         return result
     }
 
-    private func makeObject(_ json: JSON) -> RoostObject {
+    func makeObject(_ json: JSON) -> RoostObject {
         let object = client.object(className)
         object.applyServerObject(json)
         return object
@@ -170,7 +179,7 @@ public struct RoostQuery: Sendable {
 
     private func adding(_ constraint: QueryConstraint) -> RoostQuery { with { $0.constraints.append(constraint) } }
 
-    private func with(_ change: (inout RoostQuery) -> Void) -> RoostQuery {
+    func with(_ change: (inout RoostQuery) -> Void) -> RoostQuery {
         var copy = self
         change(&copy)
         return copy

@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+import RoostCore
+
+/// The client's local data: cached query results and pinned objects, in `local.sqlite` in the
+/// storage directory.
+final class LocalStore: Sendable {
+    private let pool: DatabasePool
+
+    init(directory: URL) throws {
+        pool = try DatabasePool(path: directory.appendingPathComponent("local.sqlite").path)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE queryCache (key TEXT PRIMARY KEY NOT NULL, results TEXT NOT NULL, updatedAt DOUBLE NOT NULL);
+                CREATE TABLE pin (
+                    name TEXT NOT NULL, className TEXT NOT NULL, objectKey TEXT NOT NULL, object TEXT NOT NULL,
+                    PRIMARY KEY (name, className, objectKey)
+                );
+                CREATE INDEX pin_object ON pin (className, objectKey);
+                """)
+        }
+        try migrator.migrate(pool)
+    }
+
+    // MARK: Query cache
+
+    func cached(_ key: String) throws -> (results: [JSON], updatedAt: Date)? {
+        try pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT results, updatedAt FROM queryCache WHERE key = ?", arguments: [key])
+            else { return nil }
+            let results = (try? JSONParser.parse(row[0] as String))?.arrayValue ?? []
+            return (results, Date(timeIntervalSince1970: row[1]))
+        }
+    }
+
+    func cache(_ results: [JSON], for key: String) throws {
+        try pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO queryCache (key, results, updatedAt) VALUES (?, ?, ?)",
+                           arguments: [key, JSON.array(results).jsonText, Date().timeIntervalSince1970])
+        }
+    }
+
+    func clearCache(_ key: String?) throws {
+        try pool.write { db in
+            if let key { try db.execute(sql: "DELETE FROM queryCache WHERE key = ?", arguments: [key]) } else {
+                try db.execute(sql: "DELETE FROM queryCache")
+            }
+        }
+    }
+
+    // MARK: Pins
+
+    /// Stores (or refreshes) objects under a pin name.
+    func pin(_ objects: [(className: String, key: String, json: JSON)], name: String) throws {
+        try pool.write { db in
+            for object in objects {
+                try db.execute(sql: "INSERT OR REPLACE INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
+                               arguments: [name, object.className, object.key, object.json.jsonText])
+            }
+        }
+    }
+
+    /// Refreshes an object wherever it is pinned; returns whether it was.
+    @discardableResult
+    func refresh(className: String, keys: [String], json: JSON, newKey: String) throws -> Bool {
+        try pool.write { db in
+            var found = false
+            for key in keys {
+                try db.execute(sql: "UPDATE pin SET object = ?, objectKey = ? WHERE className = ? AND objectKey = ?",
+                               arguments: [json.jsonText, newKey, className, key])
+                found = found || db.changesCount > 0
+            }
+            return found
+        }
+    }
+
+    /// A pinned object created by the queue: it now has an objectId (the key and the stored copy learn it).
+    func assignObjectId(_ objectId: String, toLocalId localId: String, className: String) {
+        try? pool.write { db in
+            for row in try Row.fetchAll(db, sql: "SELECT name, object FROM pin WHERE className = ? AND objectKey = ?",
+                                        arguments: [className, localId]) {
+                guard case .object(var members)? = try? JSONParser.parse(row[1] as String) else { continue }
+                members["objectId"] = .string(objectId)
+                try db.execute(sql: "UPDATE pin SET objectKey = ?, object = ? WHERE name = ? AND className = ? AND objectKey = ?",
+                               arguments: [objectId, JSON.object(members).jsonText, row[0] as String, className, localId])
+            }
+        }
+    }
+
+    func unpin(className: String, keys: [String], name: String?) throws {
+        try pool.write { db in
+            for key in keys {
+                if let name {
+                    try db.execute(sql: "DELETE FROM pin WHERE name = ? AND className = ? AND objectKey = ?", arguments: [name, className, key])
+                } else {
+                    try db.execute(sql: "DELETE FROM pin WHERE className = ? AND objectKey = ?", arguments: [className, key])
+                }
+            }
+        }
+    }
+
+    func unpinAll(name: String) throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM pin WHERE name = ?", arguments: [name]) }
+    }
+
+    /// Pinned objects of a class (under any name, or one name), each once.
+    func pinned(className: String, name: String?) throws -> [JSON] {
+        try pool.read { db in
+            let rows = name == nil
+                ? try Row.fetchAll(db, sql: "SELECT DISTINCT objectKey, object FROM pin WHERE className = ? GROUP BY objectKey", arguments: [className])
+                : try Row.fetchAll(db, sql: "SELECT objectKey, object FROM pin WHERE className = ? AND name = ?", arguments: [className, name])
+            return rows.compactMap { try? JSONParser.parse($0[1] as String) }
+        }
+    }
+}

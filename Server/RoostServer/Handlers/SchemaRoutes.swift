@@ -26,27 +26,28 @@ enum SchemaRoutes {
         }
         router.add("POST", "schemas/:className") { request, context, parameters in
             try context.requireMaster()
-            let body = try request.bodyObject()
-            let className = parameters["className"]
-            if let named = body["className"]?.stringValue, named != className {
-                throw ParseError(.invalidClassName, "Class name mismatch between \(named) and \(className).")
-            }
-            return try create(className, body: body, context: context)
+            let body = try bodyNaming(parameters["className"], request)
+            return try create(parameters["className"], body: body, context: context)
         }
         router.add("PUT", "schemas/:className") { request, context, parameters in
             try context.requireMaster()
-            let body = try request.bodyObject()
-            let className = parameters["className"]
-            if let named = body["className"]?.stringValue, named != className {
-                throw ParseError(.invalidClassName, "Class name mismatch between \(named) and \(className).")
-            }
-            return try update(className, body: body, context: context)
+            let body = try bodyNaming(parameters["className"], request)
+            return try update(parameters["className"], body: body, context: context)
         }
         router.add("DELETE", "schemas/:className") { _, context, parameters in
             try context.requireMaster()
             try drop(parameters["className"], context: context)
             return APIResponse(body: [:])
         }
+    }
+
+    /// The request body; a `className` in it must be the one in the path (103 otherwise).
+    private static func bodyNaming(_ className: String, _ request: APIRequest) throws -> [String: JSON] {
+        let body = try request.bodyObject()
+        if let named = body["className"]?.stringValue, named != className {
+            throw ParseError(.invalidClassName, "Class name mismatch between \(named) and \(className).")
+        }
+        return body
     }
 
     static func classMissing(_ className: String) -> ParseError {

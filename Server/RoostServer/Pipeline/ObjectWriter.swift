@@ -22,8 +22,9 @@ enum ObjectWriter {
         try rules?.check(changes, existing: nil)
         let now = ParseDate.now()
         let object = try context.write { db -> StoredObject in
-            _ = try ClassPermissions.check(.create, try SchemaStore.load(className, in: db), context: context)
-            let schema = try schemaForWrite(className, changes, context: context, in: db)
+            let current = try SchemaStore.load(className, in: db)
+            _ = try ClassPermissions.check(.create, current, context: context)
+            let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
             var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(), createdAt: now, updatedAt: now,
                                       acl: changes.acl, fields: [:])
             object.fields = try apply(changes.operations, to: [:])
@@ -44,14 +45,15 @@ enum ObjectWriter {
         if rules == nil { try checkClientClassName(className) }
         let changes = try decode(body, isCreate: false)
         let object = try context.write { db -> StoredObject in
-            let grant = try ClassPermissions.check(.update, try SchemaStore.load(className, in: db), context: context)
-            guard let current = try SchemaStore.load(className, in: db),
+            let loaded = try SchemaStore.load(className, in: db)
+            let grant = try ClassPermissions.check(.update, loaded, context: context)
+            guard let current = loaded,
                 var object = try ObjectStore.fetch(objectId, from: current, in: db)?.decoded(),
                 context.canWrite(object.acl),  // Writing needs write access only; refused looks like missing.
                 ClassPermissions.allows(grant, object, context: context)
             else { throw objectNotFound }
             try rules?.check(changes, existing: object)
-            let schema = try schemaForWrite(className, changes, context: context, in: db)
+            let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)
             if let acl = changes.acl { object.acl = acl }
             object.updatedAt = max(ParseDate.now(), object.updatedAt)
@@ -111,8 +113,10 @@ enum ObjectWriter {
 
     /// Step 2: the class schema, created on first write and extended with new fields.
     /// - Throws: 119 when the class does not exist and the client may not create classes; 111 on a type mismatch.
-    static func schemaForWrite(_ className: String, _ changes: Changes, context: RequestContext, in db: SQLiteConnection) throws -> ClassSchema {
-        guard let schema = try SchemaStore.load(className, in: db) else {
+    /// - Parameter current: the schema when the caller already loaded it in this transaction.
+    static func schemaForWrite(_ className: String, _ changes: Changes, current: ClassSchema?? = nil, context: RequestContext,
+                               in db: SQLiteConnection) throws -> ClassSchema {
+        guard let schema = try current ?? SchemaStore.load(className, in: db) else {
             guard context.isMaster || context.config.allowClientClassCreation else {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
             }

@@ -30,7 +30,7 @@ enum SchemaStore {
                 acl TEXT,
                 rperm TEXT,
                 data TEXT NOT NULL
-            )
+            ) WITHOUT ROWID
             """, cacheable: false)
         return schema
     }

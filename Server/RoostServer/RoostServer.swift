@@ -16,6 +16,7 @@ public final class RoostServer: @unchecked Sendable {
     private var pruner: IdempotencyPruner?
     private let requestCounter = RequestCounter()
     private let droppedReplyCounter = RequestCounter()
+    private let failedWriteCounter = RequestCounter()
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
@@ -58,6 +59,12 @@ public final class RoostServer: @unchecked Sendable {
         requestLogger[metadataKey: "rid"] = "\(requestId)"
         var response: HTTPResponse
         do {
+            if config.failFirstWrites > 0, request.method != "GET", request.method != "OPTIONS",
+                failedWriteCounter.nextNumber() <= UInt64(config.failFirstWrites)
+            {
+                let body = JSON.object(["code": 1, "error": "Temporarily unavailable (test fault injection)."]).encoded()
+                return HTTPResponse(status: config.failStatus, headers: [("Content-Type", "application/json")], body: body)
+            }
             response = try handle(request, requestId: requestId, logger: requestLogger)
         } catch {
             response = makeErrorResponse(error, logger: requestLogger)

@@ -32,6 +32,10 @@ public struct ServerConfig: Sendable {
     /// Test-only fault injection: drop the reply (after the commit) of every Nth write carrying
     /// `X-Parse-Request-Id`. 0, the default, never drops. Set with `ROOST_TEST_DROP_REPLIES`.
     public var dropEveryNthIdempotentReply = 0
+    /// Test-only: answer the first N writes with 503, or with 429 when `failWithTooManyRequests`
+    /// (`ROOST_TEST_FAIL_FIRST_WRITES`, `ROOST_TEST_FAIL_STATUS`).
+    public var failFirstWrites = 0
+    public var failStatus = 503
     /// Requests per `/batch`.
     public var maxBatchSize = 50
 

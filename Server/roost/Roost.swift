@@ -75,6 +75,10 @@ struct Serve: ParsableCommand {
             config.passwordHasher = PasswordHasher(iterations: try parse(value, "password-iterations", Int.init))
         }
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
+        if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.
+            config.failFirstWrites = max(0, try parse(value, "ROOST_TEST_FAIL_FIRST_WRITES", Int.init))
+            config.failStatus = try parse(environment["ROOST_TEST_FAIL_STATUS"] ?? "503", "ROOST_TEST_FAIL_STATUS", Int.init)
+        }
         if let value = environment["ROOST_TEST_DROP_REPLIES"] {  // Test-only fault injection; see ServerConfig.
             config.dropEveryNthIdempotentReply = max(0, try parse(value, "ROOST_TEST_DROP_REPLIES", Int.init))
         }

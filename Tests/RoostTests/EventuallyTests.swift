@@ -171,3 +171,41 @@ final class Outcome: @unchecked Sendable {
         #expect(try await client.query("Extra").count() == 8)
     }
 }
+
+@Suite struct OverloadedServerTests {
+    @Test(arguments: ["503", "429"])
+    func overloadedAnswersAreRetriedUntilTheServerAccepts(status: String) async throws {
+        let server = try ServerProcess(start: false)
+        server.environment = ["ROOST_TEST_FAIL_FIRST_WRITES": "6", "ROOST_TEST_FAIL_STATUS": status]
+        try server.start()
+        let client = try server.makeClient()
+        let counter = client.object("Counter")
+        counter["n"] = 0
+        try await counter.saveEventually()
+        for _ in 0..<5 {
+            counter.increment("n")
+            try await counter.saveEventually()
+        }
+        await client.waitForPendingWrites()
+        #expect(try client.failedCommands().isEmpty)
+        let stored = try await client.query("Counter").find()
+        #expect(stored.count == 1)
+        #expect(stored.first?["n"] == 5)
+    }
+
+    @Test func serverRestartsWhileDraining() async throws {
+        let server = try ServerProcess()
+        let client = try server.makeClient()
+        let items = (0..<300).map { index -> RoostObject in
+            let object = client.object("Restarted")
+            object["index"] = index
+            return object
+        }
+        for item in items { try await item.saveEventually() }
+        server.stop()  // Mid-drain (or before it): the queue waits and resumes.
+        try server.start()
+        await client.waitForPendingWrites()
+        #expect(try client.failedCommands().isEmpty)
+        #expect(try await client.query("Restarted").count() == 300)
+    }
+}

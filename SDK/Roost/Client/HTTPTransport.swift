@@ -51,13 +51,15 @@ final class HTTPTransport: Sendable {
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let json = try? JSONParser.parse(Array(data))
         if (200..<300).contains(status), let json { return json }
+        if status >= 500 || status == 429 {
+            // The server is overloaded or failing: worth retrying, unlike a Parse error about the request.
+            throw RoostError.transport("HTTP \(status)")
+        }
         if let json, let code = json["code"]?.numberValue {
             throw RoostError.server(code: ParseErrorCode(rawValue: Int(code)),
                                     message: json["error"]?.stringValue ?? json["message"]?.stringValue ?? "")
         }
-        if status >= 500 || status == 429 || status == 0 {
-            throw RoostError.transport("HTTP \(status)")
-        }
+        if status == 0 { throw RoostError.transport("no HTTP status") }
         throw RoostError.invalidResponse(status: status, body: String(decoding: data, as: UTF8.self))
     }
 }

@@ -3,7 +3,7 @@
 
 Each server gets a fresh data dir and the same wrk load (2 threads, 16 connections, DURATION s
 per workload). Prints requests/s, p50, p99 and the server's peak resident memory, then the
-ratios the issues set as targets. Usage: bench/run.py [--duration 10] [--only roost,pocketbase,ceiling]
+ratios the issues set as targets. Usage: bench/run.py [--duration 10] [--repeat 1] [--only roost,pocketbase,ceiling]
 """
 import argparse, json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, time
 import urllib.request
@@ -194,6 +194,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--only", default="ceiling,pocketbase,roost")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each workload N times and keep the median run (by req/s): this machine is shared and noisy")
     args = parser.parse_args()
     os.makedirs(OUT, exist_ok=True)
     servers = {"ceiling": Ceiling, "pocketbase": PocketBase, "roost": Roost}
@@ -205,7 +207,8 @@ def main():
             server.start(data)
             ids = server.seed()
             for workload, url, script in server.workloads(ids):
-                result = wrk(url, script, args.duration)
+                runs = sorted((wrk(url, script, args.duration) for _ in range(args.repeat)), key=lambda r: r["rps"])
+                result = runs[len(runs) // 2]
                 result["rss"] = peak_rss_mb(server.proc.pid)
                 results[(name, workload)] = result
                 print(f"{name:<11} {workload:<7} {result['rps']:>9.0f} req/s  p50 {result['p50']:6.2f} ms  "

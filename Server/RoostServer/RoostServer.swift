@@ -15,13 +15,13 @@ public final class RoostServer: @unchecked Sendable {
     private var http: HTTPServer?
     private var pruner: IdempotencyPruner?
     private let requestCounter = RequestCounter()
-    private let droppedReplyCounter = RequestCounter()
-    private let failedWriteCounter = RequestCounter()
+    private let faults: FaultInjection
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
         self.config = config
         self.logger = logger
+        faults = FaultInjection(config)
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         storage = try Storage(path: config.dataDirectory + "/roost.sqlite")
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
@@ -57,23 +57,14 @@ public final class RoostServer: @unchecked Sendable {
         let requestId = request.headers["x-request-id"].map { String($0.prefix(64)) } ?? requestCounter.next()
         var requestLogger = logger
         requestLogger[metadataKey: "rid"] = "\(requestId)"
+        if let refusal = faults.refusal(for: request) { return refusal }
         var response: HTTPResponse
         do {
-            if config.failFirstWrites > 0, request.method != "GET", request.method != "OPTIONS",
-                failedWriteCounter.nextNumber() <= UInt64(config.failFirstWrites)
-            {
-                let body = JSON.object(["code": 1, "error": "Temporarily unavailable (test fault injection)."]).encoded()
-                return HTTPResponse(status: config.failStatus, headers: [("Content-Type", "application/json")], body: body)
-            }
             response = try handle(request, requestId: requestId, logger: requestLogger)
         } catch {
             response = makeErrorResponse(error, logger: requestLogger)
         }
-        if config.dropEveryNthIdempotentReply > 0, request.headers["x-parse-request-id"] != nil || request.path.hasSuffix("/batch"),
-            request.method != "GET", droppedReplyCounter.nextNumber() % UInt64(config.dropEveryNthIdempotentReply) == 0
-        {
-            response.dropsConnection = true
-        }
+        faults.apply(to: &response, for: request)
         let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
         // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
         // credentials (GET /login).

@@ -30,7 +30,8 @@ final class SQLiteConnection {
         sqlite3_extended_result_codes(handle, 1)
         SQLFunctions.register(on: handle)
         sqlite3_busy_timeout(handle, 10_000)
-        let pragmaStatus = sqlite3_exec(handle, pragmas, nil, nil, nil)
+        // Readers keep a smaller page cache: there is one per HTTP worker thread.
+        let pragmaStatus = sqlite3_exec(handle, readOnly ? pragmas + "PRAGMA cache_size = -2000;" : pragmas, nil, nil, nil)
         guard pragmaStatus == SQLITE_OK else { throw error(pragmaStatus) }
     }
 

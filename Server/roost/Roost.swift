@@ -30,7 +30,7 @@ struct Serve: ParsableCommand {
     var allowClientClassCreation: Bool?
     @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
-    @Option(help: "HTTP worker threads (env ROOST_THREADS, default 16).") var threads: Int?
+    @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
     @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
     @Option(help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
     var idempotencyTtl: Int?

@@ -4,6 +4,7 @@
 Each server gets a fresh data dir and the same wrk load (2 threads, 16 connections, DURATION s
 per workload). Prints requests/s, p50, p99 and the server's peak resident memory, then the
 ratios the issues set as targets. Usage: bench/run.py [--duration 10] [--repeat 1] [--only roost,pocketbase,ceiling]
+    [--workloads create,get,...]
 """
 import argparse, json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, time
 import urllib.request
@@ -194,6 +195,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--only", default="ceiling,pocketbase,roost")
+    parser.add_argument("--workloads", default="", help="comma-separated subset (default: all)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each workload N times and keep the median run (by req/s): this machine is shared and noisy")
     args = parser.parse_args()
@@ -207,6 +209,8 @@ def main():
             server.start(data)
             ids = server.seed()
             for workload, url, script in server.workloads(ids):
+                if args.workloads and workload not in args.workloads.split(","):
+                    continue
                 runs = sorted((wrk(url, script, args.duration) for _ in range(args.repeat)), key=lambda r: r["rps"])
                 result = runs[len(runs) // 2]
                 result["rss"] = peak_rss_mb(server.proc.pid)

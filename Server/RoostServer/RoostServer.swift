@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RoostCore
+import Synchronization
 
 /// The Roost server: storage, routes and the HTTP listener, wired together.
 ///
@@ -86,7 +87,9 @@ public final class RoostServer: @unchecked Sendable {
         }
         let relative = request.path.hasPrefix(mount + "/") ? request.path.dropFirst(mount.count) : Substring(request.path)
         // Split before decoding, so an encoded "/" (%2F) stays inside its segment.
-        let segments = relative.split(separator: "/").map { HTTPRequest.percentDecode($0, plusIsSpace: false) }
+        let segments = relative.utf8.split(separator: UInt8(ascii: "/")).map {
+            HTTPRequest.percentDecode(Substring($0), plusIsSpace: false)
+        }
         if segments == ["health"] { return encode(APIResponse(body: ["status": "ok"])) }
         if request.bodyTooLarge { throw APIError.payloadTooLarge(limit: config.maxBodyBytes) }
 
@@ -175,17 +178,10 @@ public final class RoostServer: @unchecked Sendable {
 }
 
 /// Short request ids for log lines, unique within one run.
-final class RequestCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64 = 0
+final class RequestCounter: Sendable {
+    private let value = Atomic<UInt64>(0)
 
     func next() -> String { String(nextNumber(), radix: 36) }
 
-    func nextNumber() -> UInt64 {
-        lock.lock()
-        value += 1
-        let current = value
-        lock.unlock()
-        return current
-    }
+    func nextNumber() -> UInt64 { value.add(1, ordering: .relaxed).newValue }
 }

@@ -85,6 +85,7 @@ struct Serve: ParsableCommand {
         let level = try parse(setting(logLevel, "LOG_LEVEL") ?? "info", "log-level", Logger.Level.init(rawValue:))
 
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
+        defer { LogSink.standardError.flush() }  // Log lines are written in batches; the last ones go here.
         let logger = Logger(label: "roost")
 
         try FileManager.default.createDirectory(
@@ -119,6 +120,7 @@ struct Serve: ParsableCommand {
         let parent = getppid()
         Thread.detachNewThread {
             while getppid() == parent { usleep(500_000) }
+            LogSink.standardError.flush()
             Foundation.exit(0)
         }
     }

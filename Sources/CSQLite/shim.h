@@ -9,4 +9,12 @@ static inline int roost_sqlite3_bind_text(sqlite3_stmt *statement, int index, co
     return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
 }
 
+/// sqlite3_config is variadic, which Swift cannot call. Turns off SQLite's allocation statistics:
+/// with them on, every sqlite3_malloc of every connection takes one process-wide mutex.
+/// Only works before SQLite initializes (returns SQLITE_MISUSE after).
+static inline int roost_sqlite3_disable_memory_statistics(void)
+{
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 #endif

@@ -244,6 +244,13 @@ private struct Reader {
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
+        // Small integers (most numbers in requests) are exact in a Double: no text round trip.
+        let digits = bytes[start] == UInt8(ascii: "-") ? index - start - 1 : index - start
+        if digits <= 15, !bytes[start..<index].contains(where: { !isDigit($0) && $0 != UInt8(ascii: "-") }) {
+            var value: Int64 = 0
+            for byte in bytes[start..<index] where byte != UInt8(ascii: "-") { value = value * 10 + Int64(byte - 48) }
+            return bytes[start] == UInt8(ascii: "-") ? -Double(value) : Double(value)
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw error("number out of range") }
         return value

@@ -29,12 +29,12 @@ extension JSON {
         case .object(let members):
             output.append(UInt8(ascii: "{"))
             var first = true
-            for key in members.keys.sorted() {
+            for (key, value) in members.sorted(by: { $0.key < $1.key }) {
                 if !first { output.append(UInt8(ascii: ",")) }
                 first = false
                 JSON.writeString(key, to: &output)
                 output.append(UInt8(ascii: ":"))
-                members[key]!.write(to: &output)
+                value.write(to: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -54,6 +54,12 @@ extension JSON {
 
     public static func writeString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Most strings need no escaping: copy them whole.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output.append(contentsOf: value.utf8)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])

@@ -30,6 +30,28 @@ public struct ParseDate: Hashable, Comparable, Sendable, CustomStringConvertible
         let minute = msOfDay / 60_000 % 60
         let second = msOfDay / 1000 % 60
         let millisecond = msOfDay % 1000
+        if (0...9999).contains(year) {
+            // Fixed width: write the 24 bytes straight into the string (dates are on every reply).
+            return String(unsafeUninitializedCapacity: 24) { buffer in
+                var index = 0
+                func put(_ value: Int64, _ width: Int) {
+                    var divisor: Int64 = 1
+                    for _ in 1..<width { divisor *= 10 }
+                    while divisor > 0 {
+                        buffer[index] = UInt8(48 + value / divisor % 10)
+                        index += 1
+                        divisor /= 10
+                    }
+                }
+                func put(_ character: Unicode.Scalar) {
+                    buffer[index] = UInt8(ascii: character)
+                    index += 1
+                }
+                put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
+                put(hour, 2); put(":"); put(minute, 2); put(":"); put(second, 2); put("."); put(millisecond, 3); put("Z")
+                return index
+            }
+        }
         return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":"
             + pad(second, 2) + "." + pad(millisecond, 3) + "Z"
     }

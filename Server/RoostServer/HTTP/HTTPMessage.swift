@@ -26,15 +26,13 @@ public struct HTTPRequest: Sendable {
     /// Splits a raw request target (`/parse/classes/A?where=%7B%7D`) into its path (still encoded)
     /// and its decoded query parameters.
     public static func splitTarget(_ target: String) -> (path: String, query: [String: String]) {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = String(parts[0])
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, [:]) }
+        let path = String(target[..<mark])
         var query: [String: String] = [:]
-        if parts.count > 1 {
-            for pair in parts[1].split(separator: "&") {
-                let keyValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let key = percentDecode(keyValue[0], plusIsSpace: true)
-                query[key] = keyValue.count > 1 ? percentDecode(keyValue[1], plusIsSpace: true) : ""
-            }
+        for pair in target[target.utf8.index(after: mark)...].split(separator: "&") {
+            let keyValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = percentDecode(keyValue[0], plusIsSpace: true)
+            query[key] = keyValue.count > 1 ? percentDecode(keyValue[1], plusIsSpace: true) : ""
         }
         return (path, query)
     }

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 
 /// Errors starting the HTTP listener.
 public enum HTTPServerError: Error, CustomStringConvertible {
@@ -92,7 +93,15 @@ private let requestCompleted: MHD_RequestCompletedCallback = { _, _, context, _ 
 private let collectHeader: MHD_KeyValueIterator = { context, _, key, value in
     guard let context, let key else { return MHD_Result.YES }
     let state = Unmanaged<RequestState>.fromOpaque(context).takeUnretainedValue()
-    let name = String(cString: key).lowercased()
+    // Header names are ASCII (RFC 9110): lowercase them without the Unicode machinery.
+    let length = strlen(key)
+    let name = String(unsafeUninitializedCapacity: length) { buffer in
+        for offset in 0..<length {
+            let byte = UInt8(bitPattern: key[offset])
+            buffer[offset] = byte >= 65 && byte <= 90 ? byte + 32 : byte
+        }
+        return length
+    }
     state.request?.headers[name] = value.map { String(cString: $0) } ?? ""
     return MHD_Result.YES
 }
@@ -106,6 +115,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     if state.request == nil {
         let (path, query) = HTTPRequest.splitTarget(state.target)
         state.request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query)
+        state.request?.headers.reserveCapacity(16)
         _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, pointer)
         var address = [CChar](repeating: 0, count: 64)
         roost_mhd_client_address(connection, &address, socklen_t(address.count))

@@ -11,7 +11,7 @@ final class Checkpointer: @unchecked Sendable {
     private let timer: DispatchSourceTimer
     private let connection: SQLiteConnection
 
-    init(path: String, interval: DispatchTimeInterval = .seconds(1)) throws {
+    init(path: String, interval: DispatchTimeInterval = .milliseconds(100)) throws {
         connection = try SQLiteConnection(path: path, readOnly: false, pragmas: Storage.pragmas)
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)

@@ -12,6 +12,11 @@ final class SQLiteConnection {
     private var statements: [String: OpaquePointer] = [:]
     /// Set by writes that change sessions or roles; `Storage.write` invalidates the session cache after commit.
     var changedAuthentication = false
+    /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
+    /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
+    /// clears it too. Read-only connections never use it (their snapshots move with other commits).
+    var schemaCache: [String: ClassSchema] = [:]
+    let isReadOnly: Bool
     /// Client-shaped SQL varies; past this many cached statements the cache starts over.
     private static let statementCacheLimit = 256
 
@@ -27,6 +32,7 @@ final class SQLiteConnection {
             throw SQLiteError(code: status, message: message)
         }
         handle = connection
+        isReadOnly = readOnly
         sqlite3_extended_result_codes(handle, 1)
         SQLFunctions.register(on: handle)
         sqlite3_busy_timeout(handle, 10_000)
@@ -50,6 +56,7 @@ final class SQLiteConnection {
             return result
         } catch {
             try? execute("ROLLBACK")
+            schemaCache.removeAll()
             throw error
         }
     }
@@ -62,6 +69,7 @@ final class SQLiteConnection {
             try execute("RELEASE request")
             return result
         } catch {
+            schemaCache.removeAll()
             try? execute("ROLLBACK TO request")
             try? execute("RELEASE request")
             throw error

@@ -6,8 +6,12 @@ enum SchemaStore {
     private static let columns = "id, className, fields, classLevelPermissions, indexes"
 
     static func load(_ className: String, in db: some SQLQuerying) throws -> ClassSchema? {
-        try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
+        let writer = (db as? SQLiteConnection).flatMap { $0.isReadOnly ? nil : $0 }
+        if let cached = writer?.schemaCache[className] { return cached }
+        let schema = try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
             .first.map(decode)
+        if let writer, let schema { writer.schemaCache[className] = schema }
+        return schema
     }
 
     static func all(in db: some SQLQuerying) throws -> [ClassSchema] {
@@ -17,6 +21,7 @@ enum SchemaStore {
     /// Records a new class and creates its table.
     static func create(_ className: String, fields: [String: FieldType], classLevelPermissions: JSON?,
                        in db: SQLiteConnection) throws -> ClassSchema {
+        db.schemaCache.removeAll()
         try db.execute(
             "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
             [.text(className), .text(encode(fields)), classLevelPermissions.map { .text($0.jsonText) } ?? .null])
@@ -37,6 +42,7 @@ enum SchemaStore {
 
     /// Stores the schema's fields, permissions and indexes.
     static func save(_ schema: ClassSchema, in db: SQLiteConnection) throws {
+        db.schemaCache.removeAll()
         try db.execute(
             "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
             [.text(encode(schema.fields)), schema.classLevelPermissions.map { .text($0.jsonText) } ?? .null,
@@ -45,6 +51,7 @@ enum SchemaStore {
 
     /// Forgets the class and drops its table.
     static func drop(_ schema: ClassSchema, in db: SQLiteConnection) throws {
+        db.schemaCache.removeAll()
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
         try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
         try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])

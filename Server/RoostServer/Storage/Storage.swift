@@ -1,3 +1,4 @@
+import CSQLite
 import GRDB
 
 /// Errors of the storage layer that are not the client's fault.
@@ -32,6 +33,7 @@ public final class Storage: Sendable {
 
     /// Opens (creating if needed) the database file at `path` and brings its tables up to date.
     public init(path: String) throws {
+        _ = Storage.configureSQLite
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let pool = try DatabasePool(path: path, configuration: configuration)  // Also switches the file to WAL.
@@ -42,6 +44,9 @@ public final class Storage: Sendable {
         readers = ReaderPool(path: path)
         checkpointer = try Checkpointer(path: path)
     }
+
+    /// Process-wide SQLite settings, applied once before the first connection opens.
+    private static let configureSQLite: Void = { _ = roost_sqlite3_disable_memory_statistics() }()
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

@@ -1,0 +1,88 @@
+import Foundation
+@testable import RoostServer
+import Testing
+
+/// `LogSink` (batched log writes) and `LineLogHandler` lines, read back through a pipe.
+@Suite struct LogSinkTests {
+    /// A sink writing into a pipe, and a way to read what reached the pipe so far.
+    final class Pipe: Sendable {
+        let read: Int32
+        let sink: LogSink
+
+        init() {
+            var ends: [Int32] = [0, 0]
+            precondition(pipe(&ends) == 0)
+            _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+            read = ends[0]
+            sink = LogSink(fileDescriptor: ends[1])
+        }
+
+        func available() -> String {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = Glibc.read(read, &buffer, buffer.count)
+                guard count > 0 else { break }
+                bytes += buffer[..<count]
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    @Test func flushWritesEveryLineInOrder() {
+        let pipe = Pipe()
+        for index in 0..<1000 { pipe.sink.append(Array("line \(index)\n".utf8), urgent: false) }
+        pipe.sink.flush()
+        let lines = pipe.available().split(separator: "\n")
+        #expect(lines == (0..<1000).map { "line \($0)"[...] })
+    }
+
+    @Test func urgentLinesAreWrittenAtOnceWithWhatCameBefore() {
+        let pipe = Pipe()
+        pipe.sink.append(Array("first\n".utf8), urgent: false)
+        pipe.sink.append(Array("error\n".utf8), urgent: true)
+        #expect(pipe.available() == "first\nerror\n")
+    }
+
+    @Test func theBackgroundWriterCatchesUpWithoutAFlush() async throws {
+        let pipe = Pipe()
+        pipe.sink.append(Array("later\n".utf8), urgent: false)
+        var seen = ""
+        for _ in 0..<200 where !seen.contains("later\n") {
+            try await Task.sleep(for: .milliseconds(10))
+            seen += pipe.available()
+        }
+        #expect(seen == "later\n")
+    }
+
+    /// 8 × 40 lines of ~125 bytes: under the pipe's 64 KB, so no write blocks before the test reads.
+    @Test func linesFromConcurrentThreadsNeverInterleave() async {
+        let pipe = Pipe()
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                group.addTask {
+                    for index in 0..<40 {
+                        pipe.sink.append(Array("writer \(writer) line \(index) \(String(repeating: "x", count: 100))\n".utf8), urgent: false)
+                    }
+                }
+            }
+        }
+        pipe.sink.flush()
+        let lines = pipe.available().split(separator: "\n")
+        #expect(lines.count == 8 * 40)
+        #expect(lines.allSatisfy { $0.hasPrefix("writer ") && $0.hasSuffix(String(repeating: "x", count: 100)) })
+    }
+}
+
+@Suite struct SecureRandomTests {
+    @Test func objectIdsAreTenAlphanumericsAndDistinct() throws {
+        var seen = Set<String>()
+        for _ in 0..<20_000 {
+            let id = try SecureRandom.objectId()
+            #expect(id.utf8.count == 10)
+            #expect(id.utf8.allSatisfy { SecureRandom.alphanumerics.contains($0) })
+            seen.insert(id)
+        }
+        #expect(seen.count == 20_000)
+    }
+}

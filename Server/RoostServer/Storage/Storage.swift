@@ -32,17 +32,23 @@ public final class Storage: Sendable {
         """
 
     /// Opens (creating if needed) the database file at `path` and brings its tables up to date.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try self.init(path: path, walCatchUpFrames: Checkpointer.defaultCatchUpFrames)
+    }
+
+    /// - Parameter walCatchUpFrames: WAL size (in pages) past which the writer completes a checkpoint; see `Checkpointer`.
+    init(path: String, walCatchUpFrames: Int64) throws {
         _ = Storage.configureSQLite
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let pool = try DatabasePool(path: path, configuration: configuration)  // Also switches the file to WAL.
         try Storage.migrator.migrate(pool)
         try pool.close()
-        let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0;"  // Checkpointer does it.
+        // The Checkpointer checkpoints; a WAL that grew past 64 MB is cut back to that when it starts over.
+        let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0;"
         writer = WriteQueue(connection: try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas))
         readers = ReaderPool(path: path)
-        checkpointer = try Checkpointer(path: path)
+        checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames)
     }
 
     /// Process-wide SQLite settings, applied once before the first connection opens.

@@ -12,6 +12,9 @@ final class WriteQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [Job] = []
     private var isWriting = false
+    /// Callers of `withConnection` waiting for the writer: they go before new write groups, which
+    /// would otherwise keep taking the writer first under a steady load.
+    private var connectionWaiters = 0
 
     private final class Job {
         /// Runs the request's body; `isolated` wraps it in a savepoint (needed when others share the transaction).
@@ -45,7 +48,7 @@ final class WriteQueue: @unchecked Sendable {
             condition.lock()
             pending.append(job)
             while !job.isDone {
-                if isWriting {
+                if isWriting || connectionWaiters > 0 {
                     condition.wait()
                     continue
                 }
@@ -64,11 +67,20 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
-    /// Runs SQL outside any request (checkpoints at shutdown), after queued writes.
+    /// Runs SQL outside any request transaction (checkpoints), as soon as the write in progress ends.
     func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         condition.lock()
+        connectionWaiters += 1
         while isWriting { condition.wait() }
-        defer { condition.unlock() }
+        connectionWaiters -= 1
+        isWriting = true
+        condition.unlock()
+        defer {
+            condition.lock()
+            isWriting = false
+            condition.broadcast()
+            condition.unlock()
+        }
         return try body(connection)
     }
 

@@ -100,6 +100,24 @@ import Testing
         }
     }
 
+    /// The Users guide: "master-level authentication using HTTP Basic Auth, passing the application id
+    /// as the username and the master key as the password".
+    @Test func basicAuthCarriesTheAppIdAndMasterKey() async throws {
+        let server = try TestServer()
+        func basic(_ text: String) -> [String: String] { ["Authorization": "Basic " + Base64.encode(Array(text.utf8))] }
+        let asMaster = try await server.request("GET", "/schemas", headers: basic("\(TestServer.applicationId):\(TestServer.masterKey)"), appId: false)
+        #expect(asMaster.status == 200, "\(asMaster.text)")
+        #expect(asMaster.json["results"] != nil)
+        let wrongKey = try await server.request("GET", "/schemas", headers: basic("\(TestServer.applicationId):not-the-key"), appId: false)
+        #expect(wrongKey.status == 403)
+        #expect(wrongKey.json == ["error": "unauthorized: master key is required"])
+        let wrongApp = try await server.request("GET", "/classes/Game", headers: basic("other-app:\(TestServer.masterKey)"), appId: false)
+        #expect(wrongApp.status == 403)
+        #expect(wrongApp.json == ["error": "unauthorized"])
+        let jsKey = try await server.request("GET", "/classes/Game", headers: basic("\(TestServer.applicationId):javascript-key=js"), appId: false)
+        #expect(jsKey.status == 200)
+    }
+
     @Test func restAPIKeyIsEnforcedWhenConfigured() async throws {
         let server = try TestServer(arguments: ["--rest-api-key", "rest-key-123"])
         let missing = try await server.request("POST", "/classes/Game", json: ["score": 1])

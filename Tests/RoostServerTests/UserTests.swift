@@ -131,6 +131,27 @@ import Testing
         api.expectNeverShown(["pw-right-one", "pw-wrong-one"])
     }
 
+    /// Parse's `UsersRouter`: URL values are strings, empty values count as missing, a non-string
+    /// username is 101, and username plus email must both match the same user.
+    @Test func logInReadsFieldsAsParseDoes() async throws {
+        let api = try RecordingServer()
+        let numeric = try await api.signUp("12345", "12345678", ["email": "digits@example.com"])
+        let viaQuery = try await api.send("GET", "/login", query: ["username": "12345", "password": "12345678"])
+        #expect(viaQuery.status == 200)
+        #expect(viaQuery.json["objectId"] == .string(numeric.id))
+        let both = try await api.send("POST", "/login", json: ["username": "12345", "email": "digits@example.com", "password": "12345678"])
+        #expect(both.status == 200)
+        expectError(try await api.send("POST", "/login", json: ["username": "12345", "email": "other@example.com", "password": "12345678"]), 101)
+        let byEmailOnly = try await api.send("GET", "/login", query: ["email": "digits@example.com", "password": "12345678"])
+        #expect(byEmailOnly.json["objectId"] == .string(numeric.id))
+        expectError(try await api.send("POST", "/login", json: ["username": 12345, "password": "12345678"]), 101, "Invalid username/password.")
+        expectError(try await api.send("POST", "/login", json: ["username": "12345", "password": ""]), 201, "password is required.")
+        expectError(try await api.send("POST", "/login", json: ["username": "", "password": "12345678"]), 200, "username/email is required.")
+        // The body wins unless it lacks the username; then the URL is read whole.
+        let mixed = try await api.send("POST", "/login", json: ["password": "wrong-password"], query: ["username": "12345", "password": "12345678"])
+        #expect(mixed.status == 200)
+    }
+
     @Test func usersMeNeedsAValidSession() async throws {
         let api = try RecordingServer()
         let alice = try await api.signUp("alice", "pw-alice-me", ["email": "alice@example.com"])

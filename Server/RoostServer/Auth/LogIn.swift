@@ -4,29 +4,53 @@ import RoostCore
 enum LogIn {
     /// Answers the whole user plus a new `sessionToken`. A wrong password and an unknown user get the
     /// same 101 after the same hashing work, so the reply does not tell which it was.
-    static func handle(_ parameters: [String: JSON], context: RequestContext) throws -> APIResponse {
-        let name = parameters["username"]?.stringValue ?? parameters["email"]?.stringValue
-        guard let name, !name.isEmpty else { throw ParseError(.usernameMissing, "username/email is required.") }
-        guard let password = parameters["password"] else { throw ParseError(.passwordMissing, "password is required.") }
+    ///
+    /// As Parse Server's `UsersRouter`: the fields come from the body, or from the URL when the body
+    /// lacks them (URL values are plain strings: a password `12345678` is not a number); both
+    /// `username` and `email` given must both match; a `username` also matches an email.
+    static func handle(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
+        var fields: [String: JSON] = [:]
+        if case .object(let members)? = request.body { fields = members }
+        if (!isTruthy(fields["username"]) && request.query["username"] != nil)
+            || (!isTruthy(fields["email"]) && request.query["email"] != nil) {
+            fields = request.query.mapValues { .string($0) }
+        }
+        let username = fields["username"], email = fields["email"]
+        guard isTruthy(username) || isTruthy(email) else { throw ParseError(.usernameMissing, "username/email is required.") }
+        guard isTruthy(fields["password"]) else { throw ParseError(.passwordMissing, "password is required.") }
         let invalid = ParseError(.objectNotFound, "Invalid username/password.")
+        // Any of the three present but not a string: 101, as for a wrong password.
+        guard let password = fields["password"]?.stringValue,
+            !isTruthy(username) || username?.stringValue != nil, !isTruthy(email) || email?.stringValue != nil
+        else { throw invalid }
+        let name = isTruthy(username) ? username?.stringValue : nil
+        let address = isTruthy(email) ? email?.stringValue : nil
         let hasher = context.config.passwordHasher
 
         let found = try context.read { db -> (StoredObject, String)? in
             guard let schema = try SchemaStore.load(UserStore.className, in: db),
-                let user = try UserStore.find(loginName: name, schema: schema, in: db)?.decoded(),
+                let user = try UserStore.find(username: name, email: address, schema: schema, in: db)?.decoded(),
                 let hash = try UserStore.passwordHash(of: user.objectId, in: db)
             else { return nil }
             return (user, hash)
         }
-        guard let (user, hash) = found, let text = password.stringValue else {
+        guard let (user, hash) = found else {
             hasher.simulateVerification()
             throw invalid
         }
-        guard hasher.verify(text, against: hash) else { throw invalid }
+        guard hasher.verify(password, against: hash) else { throw invalid }
         let token = try context.write { db in
             try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
         }
         return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false, sessionToken: token))
+    }
+
+    /// JavaScript truthiness, which Parse's checks use: `null`, `false`, `0` and `""` count as missing.
+    private static func isTruthy(_ value: JSON?) -> Bool {
+        switch value {
+        case nil, .null?, .bool(false)?, .number(0)?, .string("")?: false
+        default: true
+        }
     }
 
     /// Deletes the caller's session; `{}` also without one.

@@ -36,14 +36,22 @@ enum UserStore {
     }
 
     /// The user to log in as: `name` matched exactly against usernames, then against emails (as Parse).
-    static func find(loginName name: String, schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
-        for key in ["username", "email"] {
-            let rows = try db.fetchRows(
+    /// The user logging in: by `username` (which may also be an email), by `email`, or by both (both must match).
+    /// Matching is exact; the `lower(...)` term only lets the case-insensitive unique index find the row.
+    static func find(username: String?, email: String?, schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
+        func find(_ key: String, _ value: String) throws -> StoredRow? {
+            try db.fetchRows(
                 "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE lower(json_extract(data, '$.\(key)')) = lower(?) AND json_extract(data, '$.\(key)') = ?",
-                [.text(name), .text(name)], cacheable: true)
-            if let row = rows.first { return StoredRow(row, className: className) }
+                [.text(value), .text(value)], cacheable: true).first.map { StoredRow($0, className: className) }
         }
-        return nil
+        switch (username, email) {
+        case (let username?, let email?):
+            guard let row = try find("username", username), try find("email", email)?.objectId == row.objectId else { return nil }
+            return row
+        case (let username?, nil): return try find("username", username) ?? find("email", username)
+        case (nil, let email?): return try find("email", email)
+        case (nil, nil): return nil
+        }
     }
 
     /// The user linked to an anonymous id.

@@ -19,8 +19,8 @@ enum UserRoutes {
                 try UserUpdate.delete(parameters["objectId"], context: context)
             }
         }
-        router.add("GET", "login") { request, context, _ in try LogIn.handle(try request.parameters(), context: context) }
-        router.add("POST", "login") { request, context, _ in try LogIn.handle(try request.parameters(), context: context) }
+        router.add("GET", "login") { request, context, _ in try LogIn.handle(request, context: context) }
+        router.add("POST", "login") { request, context, _ in try LogIn.handle(request, context: context) }
         router.add("POST", "logout") { _, context, _ in try LogIn.logOut(context: context) }
     }
 

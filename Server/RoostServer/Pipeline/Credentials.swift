@@ -8,8 +8,18 @@ struct Credentials {
     var clientKey: String?
     var sessionToken: String?
     var installationId: String?
+    /// `Authorization: Basic base64(appId:masterKey)`, which Parse accepts for master-level calls
+    /// (`appId:javascript-key=…` names a JavaScript key, which Roost does not use).
+    var basicAuth: (applicationId: String, masterKey: String?)?
 
     init(headers: [String: String]) {
+        if let header = headers["authorization"], header.lowercased().hasPrefix("basic "),
+            let decoded = Base64.decode(String(header.dropFirst("basic ".count)).trimmingSpaces) {
+            let parts = String(decoding: decoded, as: UTF8.self).split(separator: ":", omittingEmptySubsequences: false)
+            if parts.count == 2 {
+                basicAuth = (String(parts[0]), parts[1].hasPrefix("javascript-key=") ? nil : String(parts[1]))
+            }
+        }
         applicationId = headers["x-parse-application-id"]
         masterKey = headers["x-parse-master-key"]
         sessionToken = headers["x-parse-session-token"]
@@ -28,10 +38,15 @@ struct Credentials {
         for key in ["_JavaScriptKey", "_ClientVersion", "_RevocableSession", "_context", "_noBody"] { body.removeValue(forKey: key) }
     }
 
-    /// Checks the application id and, when configured, the client key; returns whether the master key was given.
+    /// Checks the application id (from the headers, the body or Basic auth) and, when configured, the client key; returns whether the master key was given.
     /// A wrong master key is not an error (the request runs without it), as in Parse.
     /// - Throws: `APIError.unauthorized`, also for the right master key from an address not in `masterKeyIPs`.
     func authorize(_ config: ServerConfig, clientAddress: String) throws -> Bool {
+        var applicationId = applicationId, masterKey = masterKey
+        if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) {
+            applicationId = basicAuth.applicationId
+            masterKey = basicAuth.masterKey ?? masterKey
+        }
         guard let applicationId, SecureRandom.constantTimeEquals(applicationId, config.applicationId) else {
             throw APIError.unauthorized
         }
@@ -49,5 +64,11 @@ struct Credentials {
             guard matches else { throw APIError.unauthorized }
         }
         return isMaster
+    }
+}
+
+private extension String {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

@@ -30,6 +30,8 @@ public final class RoostServer: @unchecked Sendable {
         RoleRoutes.register(in: &router)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
+        ConfigRoutes.register(in: &router)
+        UnpoweredRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }
     }
 

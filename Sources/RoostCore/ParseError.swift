@@ -24,6 +24,7 @@ public struct ParseErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let invalidEmailAddress = ParseErrorCode(rawValue: 125)
     public static let missingRequiredField = ParseErrorCode(rawValue: 135)
     public static let duplicateValue = ParseErrorCode(rawValue: 137)
+    public static let scriptFailed = ParseErrorCode(rawValue: 141)
     public static let validationError = ParseErrorCode(rawValue: 142)
     public static let duplicateRequest = ParseErrorCode(rawValue: 159)
     public static let usernameMissing = ParseErrorCode(rawValue: 200)

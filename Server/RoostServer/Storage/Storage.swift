@@ -113,6 +113,16 @@ public final class Storage: Sendable {
                 CREATE INDEX _idempotency_expiry ON _idempotency (expiresAt);
                 """)
         }
+        migrator.registerMigration("v5: global config") { db in
+            // Parse's `_GlobalConfig`: one row of parameters, and which of them only the master key may read.
+            try db.execute(sql: """
+                CREATE TABLE _config (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    params TEXT NOT NULL,
+                    masterKeyOnly TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 

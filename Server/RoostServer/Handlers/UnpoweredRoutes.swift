@@ -1,0 +1,24 @@
+import RoostCore
+
+/// Parse endpoints whose machinery Roost does not have (Cloud Code, analytics, a mailer), answered
+/// exactly as Parse Server answers them when that machinery is not configured, so clients and
+/// the REST guide's examples get the replies they expect rather than an unknown route.
+enum UnpoweredRoutes {
+    /// Parse's message when no email adapter is configured (`UsersRouter._throwOnBadEmailConfig`).
+    static let noMailer = "An appName, publicServerURL, and emailAdapter are required for password reset and email verification functionality."
+
+    static func register(in router: inout Router) {
+        // No Cloud Code: every function is unknown (`FunctionsRouter`).
+        for method in ["GET", "POST"] {
+            router.add(method, "functions/:name") { _, _, parameters in
+                throw ParseError(.scriptFailed, "Invalid function: \"\(parameters["name"])\"")
+            }
+        }
+        // Analytics events are accepted and dropped, as by Parse without an analytics adapter.
+        router.add("POST", "events/:name") { _, _, _ in APIResponse(body: [:]) }
+        // No mailer: Parse answers 500 with code 1 before looking at the body.
+        for path in ["requestPasswordReset", "verificationEmailRequest"] {
+            router.add("POST", path) { _, _, _ in throw ParseError(.internalServerError, noMailer) }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import RoostCore
+import Testing
+
+/// `/config` (REST guide "Config") and the endpoints answered as Parse answers them without
+/// Cloud Code, analytics or a mailer.
+@Suite struct ConfigAndUnpoweredRouteTests {
+    @Test func configStartsEmptyAndMergesMasterUpdates() async throws {
+        let server = try TestServer()
+        let empty = try await server.request("GET", "/config")
+        #expect(empty.status == 200)
+        #expect(empty.json == ["params": [:]])
+
+        let refused = try await server.request("PUT", "/config", json: ["params": ["winningNumber": 43]])
+        #expect(refused.status == 403)
+        #expect(refused.json == ["error": "unauthorized: master key is required"])
+
+        let stored = try await server.request("PUT", "/config", json: [
+            "params": ["welcomeMessage": "Welcome to The Internet!", "winningNumber": 42, "secret": "s3"],
+            "masterKeyOnly": ["secret": true],
+        ], master: true)
+        #expect(stored.status == 200)
+        #expect(stored.json == ["result": true])
+        _ = try await server.request("PUT", "/config", json: ["params": ["winningNumber": 43]], master: true)
+
+        let client = try await server.request("GET", "/config")
+        #expect(client.json == [
+            "params": ["welcomeMessage": "Welcome to The Internet!", "winningNumber": 43],
+            "masterKeyOnly": ["welcomeMessage": false, "winningNumber": false],
+        ])
+        let master = try await server.request("GET", "/config", master: true)
+        #expect(master.json["params"]?["secret"] == "s3")
+        #expect(master.json["masterKeyOnly"]?["secret"] == true)
+
+        _ = try await server.request("PUT", "/config", json: ["params": ["welcomeMessage": ["__op": "Delete"]]], master: true)
+        let afterDelete = try await server.request("GET", "/config")
+        #expect(afterDelete.json == ["params": ["winningNumber": 43], "masterKeyOnly": ["winningNumber": false]])
+
+        let notAnObject = try await server.request("PUT", "/config", json: ["params": [1, 2]], master: true)
+        #expect(notAnObject.status == 400)
+        #expect(notAnObject.json["code"] == 107)
+    }
+
+    @Test func endpointsWithoutTheirMachineryAnswerAsParse() async throws {
+        let server = try TestServer()
+        let function = try await server.request("POST", "/functions/hello", json: [:])
+        #expect(function.status == 400)
+        #expect(function.json == ["code": 141, "error": "Invalid function: \"hello\""])
+
+        let event = try await server.request("POST", "/events/AppOpened", json: ["at": ["__type": "Date", "iso": "2026-11-23T10:00:00.000Z"]])
+        #expect(event.status == 200)
+        #expect(event.json == [:])
+
+        for path in ["/requestPasswordReset", "/verificationEmailRequest"] {
+            let reset = try await server.request("POST", path, json: ["email": "coolguy@iloveapps.com"])
+            #expect(reset.status == 500)
+            #expect(reset.json["code"] == 1)
+            #expect(reset.json["error"]?.stringValue?.contains("emailAdapter") == true)
+        }
+        #expect(try await server.request("POST", "/events/AppOpened", json: [:], appId: false).status == 403)
+    }
+}

@@ -28,6 +28,7 @@ public final class RoostServer: @unchecked Sendable {
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
         SessionRoutes.register(in: &router)
         RoleRoutes.register(in: &router)
+        InstallationRoutes.register(in: &router)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
         ConfigRoutes.register(in: &router)

@@ -23,6 +23,7 @@ public struct ParseErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let timeout = ParseErrorCode(rawValue: 124)
     public static let invalidEmailAddress = ParseErrorCode(rawValue: 125)
     public static let missingRequiredField = ParseErrorCode(rawValue: 135)
+    public static let invalidInstallationId = ParseErrorCode(rawValue: 136)
     public static let duplicateValue = ParseErrorCode(rawValue: 137)
     public static let scriptFailed = ParseErrorCode(rawValue: 141)
     public static let validationError = ParseErrorCode(rawValue: 142)

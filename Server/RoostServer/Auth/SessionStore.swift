@@ -20,13 +20,13 @@ struct SessionRecord {
         createdWith = row[6].text.flatMap { try? JSONParser.parse($0) } ?? [:]
     }
 
-    /// The `_Session` object as Parse answers it; `token` only when the caller presented it.
+    /// The `_Session` object as Parse Server answers it (no `ACL`, no legacy `restricted`); `token` only
+    /// when the caller presented it (tokens are stored hashed).
     func wireJSON(token: String?) -> JSON {
         var result: [String: JSON] = [
             "objectId": .string(objectId), "createdAt": .string(createdAt.iso), "updatedAt": .string(updatedAt.iso),
             "user": WireValue.pointer("_User", userId), "expiresAt": WireValue.encode(expiresAt),
-            "createdWith": createdWith, "restricted": false,
-            "ACL": .object([userId: ["read": true, "write": true]]),
+            "createdWith": createdWith,
         ]
         if let installationId { result["installationId"] = .string(installationId) }
         if let token { result["sessionToken"] = .string(token) }

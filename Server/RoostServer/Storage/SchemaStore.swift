@@ -19,6 +19,11 @@ enum SchemaStore {
     }
 
     /// Records a new class and creates its table.
+    ///
+    /// A rowid table with a unique `objectId`: new rows append at the table's end and only the small
+    /// objectId index takes random inserts. (Tables keyed by the random objectId itself, as before,
+    /// spread every insert over the whole table: creates slowed as it grew, 9.8k → 12.6k req/s
+    /// measured over 50 s of creates. Such tables from older data dirs keep working as they are.)
     static func create(_ className: String, fields: [String: FieldType], classLevelPermissions: JSON?,
                        in db: SQLiteConnection) throws -> ClassSchema {
         db.schemaCache.removeAll()
@@ -29,13 +34,13 @@ enum SchemaStore {
                                  classLevelPermissions: classLevelPermissions, indexes: nil)
         try db.execute("""
             CREATE TABLE \(schema.tableName) (
-                objectId TEXT PRIMARY KEY NOT NULL,
+                objectId TEXT NOT NULL UNIQUE,
                 createdAt INTEGER NOT NULL,
                 updatedAt INTEGER NOT NULL,
                 acl TEXT,
                 rperm TEXT,
                 data TEXT NOT NULL
-            ) WITHOUT ROWID
+            )
             """, cacheable: false)
         return schema
     }

@@ -165,7 +165,7 @@ import Testing
 
         // Someone else's session is answered as missing, and is left alone.
         let missing = try await api.send("DELETE", "/sessions/abcdefghij", token: alice.token)
-        expectError(missing, 101)
+        expectError(missing, 101, "Object not found for delete.")
         let refused = try await api.send("DELETE", "/sessions/\(bobSession)", token: alice.token)
         expectError(refused, 101)
         #expect(refused.body == missing.body)

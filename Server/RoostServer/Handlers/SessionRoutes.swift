@@ -25,7 +25,9 @@ enum SessionRoutes {
             return APIResponse(body: session.wireJSON(token: token))
         }
         router.add("DELETE", "sessions/:objectId") { _, context, parameters in
-            let session = try visibleSession(parameters["objectId"], context: context)
+            // Parse's `rest.del` words a missing session this way.
+            let session = try visibleSession(parameters["objectId"], context: context,
+                                             missing: ParseError(.objectNotFound, "Object not found for delete."))
             try context.write { db in try SessionStore.delete(objectId: session.objectId, in: db) }
             return APIResponse(body: [:])
         }
@@ -37,11 +39,12 @@ enum SessionRoutes {
     }
 
     /// A session of the caller's (any, for the master key); others are answered as missing.
-    private static func visibleSession(_ objectId: String, context: RequestContext) throws -> SessionRecord {
+    private static func visibleSession(_ objectId: String, context: RequestContext,
+                                       missing: ParseError = ObjectWriter.objectNotFound) throws -> SessionRecord {
         if !context.isMaster { _ = try requireUser(context) }
         guard let session = try context.read({ db in try SessionStore.find(objectId: objectId, in: db) }),
             context.isMaster || session.userId == context.user?.id
-        else { throw ObjectWriter.objectNotFound }
+        else { throw missing }
         return session
     }
 }

@@ -152,6 +152,25 @@ import Testing
         #expect(mixed.status == 200)
     }
 
+    /// "All of the options for queries that work for regular objects also work for user objects."
+    @Test func userQueriesAndGetsIncludePointers() async throws {
+        let api = try RecordingServer()
+        let team = try await api.send("POST", "/classes/Team", json: ["name": "Giants"])
+        let teamId = try #require(team.json["objectId"]?.stringValue)
+        let alice = try await api.signUp("alice", "pw-alice-include", ["team": ["__type": "Pointer", "className": "Team", "objectId": .string(teamId)]])
+
+        let found = try await api.send("GET", "/users", token: alice.token, query: ["where": #"{"username":"alice"}"#, "include": "team"])
+        #expect(found.status == 200, "\(found.text)")
+        let included = found.json["results"]?.arrayValue?.first?["team"]
+        #expect(included?["__type"] == "Object")
+        #expect(included?["name"] == "Giants")
+
+        let got = try await api.send("GET", "/users/\(alice.id)", token: alice.token, query: ["include": "team"])
+        #expect(got.json["team"]?["name"] == "Giants")
+        #expect(got.json["password"] == nil)
+        api.expectNeverShown(["pw-alice-include"])
+    }
+
     @Test func usersMeNeedsAValidSession() async throws {
         let api = try RecordingServer()
         let alice = try await api.signUp("alice", "pw-alice-me", ["email": "alice@example.com"])

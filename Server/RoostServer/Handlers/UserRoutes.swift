@@ -35,30 +35,50 @@ enum UserRoutes {
         return APIResponse(body: UserStore.wireJSON(user, viewerId: caller.id, isMaster: context.isMaster, sessionToken: caller.sessionToken))
     }
 
+    /// As `ClassRoutes.get`, with `_User`'s own rendering (no password, email and authData for the owner only).
     static func get(_ userId: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
-        let options = try QueryOptions.parse(try request.parameters(), isGet: true)
-        let user = try context.read { db -> StoredObject? in
+        var options = try QueryOptions.parse(try request.parameters(), isGet: true)
+        let token = context.user?.id == userId ? context.user?.sessionToken : nil
+        let user = try context.read { db -> JSON? in
             guard let schema = try SchemaStore.load(UserStore.className, in: db) else { return nil }
-            return try ObjectStore.fetch(userId, from: schema, readableBy: context.aclSubjects, in: db)?.decoded()
+            let grant = try ClassPermissions.check(.get, schema, context: context)
+            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
+            guard let row = try ObjectStore.fetch(userId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
+            let user = try row.decoded()
+            if grant != .all, !ClassPermissions.allows(grant, user, context: context) { return nil }
+            let object = project(UserStore.wireJSON(user, viewerId: context.user?.id, isMaster: context.isMaster, sessionToken: token), options)
+            if options.include.isEmpty { return object }
+            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys).first
         }
         guard let user else { throw ObjectWriter.objectNotFound }
-        let token = context.user?.id == userId ? context.user?.sessionToken : nil
-        return APIResponse(body: project(UserStore.wireJSON(user, viewerId: context.user?.id, isMaster: context.isMaster,
-                                                            sessionToken: token), options))
+        return APIResponse(body: user)
     }
 
+    /// As `ClassRoutes.find` (class permissions, protected fields, `include`, `--max-limit`), with `_User`'s own rendering.
     static func find(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
         var options = try QueryOptions.parse(try request.parameters())
         options.find.readableBy = context.aclSubjects
+        options.find.authorizeSubquery = { schema in _ = try ClassPermissions.check(.find, schema, context: context) }
+        if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
         return try context.read { db in
             guard let schema = try SchemaStore.load(UserStore.className, in: db) else {
                 return APIResponse(body: options.wantsCount ? ["results": [], "count": 0] : ["results": []])
             }
+            let operation: ClassPermissions.Operation = options.wantsCount && options.find.limit == 0 ? .count : .find
+            let grant = try ClassPermissions.check(operation, schema, context: context)
+            if let owned = ClassPermissions.constraint(for: grant, context: context) {
+                options.find.constraint = .and([options.find.constraint, owned])
+            }
+            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
             var body: [String: JSON] = [:]
             let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
-            body["results"] = .array(try rows.map { row in
+            var results = try rows.map { row in
                 project(UserStore.wireJSON(try row.decoded(), viewerId: context.user?.id, isMaster: context.isMaster), options)
-            })
+            }
+            if !options.include.isEmpty {
+                results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)
+            }
+            body["results"] = .array(results)
             if options.wantsCount {
                 body["count"] = .number(Double(try ObjectStore.count(options.find, in: schema, in: db)))
             }

@@ -45,6 +45,9 @@ import Testing
         expectError(try await api.send("POST", "/users", json: ["username": "", "password": "pw-123456"]), 200)
         expectError(try await api.send("POST", "/users", json: ["username": 12, "password": "pw-123456"]), 200)
         expectError(try await api.send("POST", "/users", json: ["username": "carol"]), 201, "password is required")
+        // Parse checks username and password before the email's format.
+        expectError(try await api.send("POST", "/users", json: ["username": "carol", "email": "not-an-email"]), 201, "password is required")
+        expectError(try await api.send("POST", "/users", json: ["username": 42, "password": "pw-123456"]), 200, "bad or missing username")
         expectError(try await api.send("POST", "/users", json: ["username": "carol", "password": ""]), 201)
         expectError(try await api.send("POST", "/users", json: [:]), 200)
         // Nothing was stored.

@@ -4,6 +4,15 @@ import RoostCore
 /// From an anonymous user's session, a username and password convert that user instead.
 enum SignUp {
     static func handle(_ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        // Parse checks these first (`RestWrite.validateAuthData`), before the email's format and the rest.
+        if body["authData"] == nil || body["authData"] == .null {
+            guard case .string(let username)? = body["username"], !username.isEmpty else {
+                throw ParseError(.usernameMissing, "bad or missing username")
+            }
+            guard case .string(let password)? = body["password"], !password.isEmpty else {
+                throw ParseError(.passwordMissing, "password is required")
+            }
+        }
         let credentials = try UserWriter.credentials(from: body, context: context)
         if case .some(.some(let anonymousId)) = credentials.anonymousId, credentials.password == nil {
             return try anonymous(anonymousId, credentials, context: context)

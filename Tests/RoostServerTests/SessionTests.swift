@@ -155,6 +155,39 @@ import Testing
         api.expectNeverShown(["pw-alice-list", "pw-bob-list"])
     }
 
+    /// Guide, "Querying Sessions": "You can also add a where clause to your query, just like normal Parse objects."
+    @Test func sessionsTakeParseQueries() async throws {
+        let api = try RecordingServer()
+        let alice = try await api.signUp("alice", "pw-alice-query", headers: ["X-Parse-Installation-Id": "install-a"])
+        _ = try await api.logIn("alice", "pw-alice-query", headers: ["X-Parse-Installation-Id": "install-b"])
+        _ = try await api.logIn("alice", "pw-alice-query")
+        let bob = try await api.signUp("bob", "pw-bob-query", headers: ["X-Parse-Installation-Id": "install-a"])
+
+        let byInstallation = try await api.send("GET", "/sessions", token: alice.token, query: ["where": #"{"installationId":"install-b"}"#])
+        #expect(byInstallation.status == 200, "\(byInstallation.text)")
+        #expect(byInstallation.json["results"]?.arrayValue?.count == 1)
+        #expect(byInstallation.json["results"]?.arrayValue?.first?["installationId"] == "install-b")
+
+        let logins = try await api.send("GET", "/sessions", token: alice.token,
+                                        query: ["where": #"{"createdWith.action":"login"}"#, "count": "1", "limit": "0"])
+        #expect(logins.json == ["results": [], "count": 2])
+
+        let ordered = try await api.send("GET", "/sessions", token: alice.token, query: ["order": "-createdAt", "limit": "1", "keys": "installationId"])
+        let newest = try #require(ordered.json["results"]?.arrayValue?.first)
+        #expect(newest["installationId"] == nil)  // The last log-in had no installation.
+        #expect(newest["user"] == nil)  // Not among the keys.
+
+        // Another user's sessions stay out of reach, whatever the query says.
+        let other = try await api.send("GET", "/sessions", token: alice.token, query: ["where": #"{"installationId":"install-a"}"#])
+        #expect(other.json["results"]?.arrayValue?.map { $0["user"] } == [pointer("_User", alice.id)])
+        let all = try await api.send("GET", "/sessions", master: true, query: ["where": #"{"installationId":"install-a"}"#, "count": "1"])
+        #expect(all.json["count"] == 2)
+        #expect(Set(all.json["results"]?.arrayValue?.compactMap { $0["user"]?["objectId"]?.stringValue } ?? []) == [alice.id, bob.id])
+
+        expectError(try await api.send("GET", "/sessions", token: alice.token, query: ["bogus": "1"]), 102, "Invalid parameter for query: bogus")
+        api.expectNeverShown(["pw-alice-query", "pw-bob-query"])
+    }
+
     @Test func sessionsAreDeletedOnlyByTheirUser() async throws {
         let api = try RecordingServer()
         let alice = try await api.signUp("alice", "pw-alice-sdel")

@@ -67,16 +67,6 @@ enum SessionStore {
             .first.map(SessionRecord.init)
     }
 
-    static func all(userId: String, in db: some SQLQuerying) throws -> [SessionRecord] {
-        try db.fetchRows("SELECT \(columns) FROM _session WHERE userId = ? ORDER BY createdAt", [.text(userId)], cacheable: true)
-            .map(SessionRecord.init)
-    }
-
-    /// Every session (master key only).
-    static func all(in db: some SQLQuerying) throws -> [SessionRecord] {
-        try db.fetchRows("SELECT \(columns) FROM _session ORDER BY createdAt", [], cacheable: true).map(SessionRecord.init)
-    }
-
     static func delete(objectId: String, in db: SQLiteConnection) throws {
         db.changedAuthentication = true
         try db.execute("DELETE FROM _session WHERE objectId = ?", [.text(objectId)])

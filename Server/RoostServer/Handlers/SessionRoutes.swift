@@ -11,13 +11,33 @@ enum SessionRoutes {
             }
             return APIResponse(body: session.wireJSON(token: caller.sessionToken))
         }
-        router.add("GET", "sessions") { _, context, _ in
+        // A Parse query over the caller's sessions (all sessions for the master key).
+        router.add("GET", "sessions") { request, context, _ in
             let caller = context.isMaster ? context.user : try requireUser(context)
-            let sessions = try context.read { db in
-                context.isMaster ? try SessionStore.all(in: db) : try SessionStore.all(userId: caller!.id, in: db)
+            var options = try QueryOptions.parse(try request.parameters())
+            if !context.isMaster, let caller {
+                options.find.constraint = .and([options.find.constraint, .field("user", .equalTo(WireValue.pointer(UserStore.className, caller.id)))])
             }
-            let results = sessions.map { $0.wireJSON(token: $0.objectId == caller?.sessionId ? caller?.sessionToken : nil) }
-            return APIResponse(body: ["results": .array(results)])
+            if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
+            options.find.authorizeSubquery = { _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
+            return try context.read { db in
+                var body: [String: JSON] = [:]
+                let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: sessionSchema, in: db) : []
+                body["results"] = .array(try rows.map { row in
+                    let session = try options.render(row)
+                    guard row.objectId == caller?.sessionId, let caller else { return session }
+                    // Only the token presented is known (tokens are stored hashed).
+                    var rendered = session
+                    if case .encodedFragment(let bytes) = session { rendered = try JSONParser.parse(bytes) }
+                    guard case .object(var members) = rendered else { return session }
+                    members["sessionToken"] = .string(caller.sessionToken)
+                    return .object(members)
+                })
+                if options.wantsCount {
+                    body["count"] = .number(Double(try ObjectStore.count(options.find, in: sessionSchema, in: db)))
+                }
+                return APIResponse(body: .object(body))
+            }
         }
         router.add("GET", "sessions/:objectId") { _, context, parameters in
             let session = try visibleSession(parameters["objectId"], context: context)
@@ -32,6 +52,12 @@ enum SessionRoutes {
             return APIResponse(body: [:])
         }
     }
+
+    /// `_Session` as a read-only class over the `_session_objects` view.
+    private static let sessionSchema = ClassSchema(
+        id: 0, className: "_Session",
+        fields: ["user": .pointer(targetClass: UserStore.className), "createdWith": .object, "expiresAt": .date, "installationId": .string],
+        classLevelPermissions: nil, indexes: nil, view: "_session_objects")
 
     private static func requireUser(_ context: RequestContext) throws -> AuthenticatedUser {
         guard let user = context.user else { throw ParseError(.invalidSessionToken, "Session token required.") }

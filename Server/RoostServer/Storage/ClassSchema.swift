@@ -8,9 +8,11 @@ public struct ClassSchema: Sendable, Equatable {
     public var fields: [String: FieldType]
     public var classLevelPermissions: JSON?
     public var indexes: JSON?
+    /// A view to read instead of `c<id>` (`_Session`, whose rows live in `_session`); always a constant of ours.
+    var view: String? = nil
 
-    /// The SQL table of this class's objects. Safe to splice: built from an integer.
-    var tableName: String { "\"c\(id)\"" }
+    /// The SQL table of this class's objects. Safe to splice: built from an integer (or one of our view names).
+    var tableName: String { view ?? "\"c\(id)\"" }
 
     /// Fields every class has, as `GET /schemas` shows them.
     static let defaultFields: [String: FieldType] = [

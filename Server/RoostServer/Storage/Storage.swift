@@ -123,6 +123,20 @@ public final class Storage: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v6: sessions as objects") { db in
+            // `_session` rows in a class table's shape, so `GET /sessions` runs Parse queries on them.
+            try db.execute(sql: """
+                CREATE VIEW _session_objects AS
+                SELECT objectId, createdAt, updatedAt, NULL AS acl, NULL AS rperm,
+                    json_patch(json_object(
+                        'user', json_object('__type', 'Pointer', 'className', '_User', 'objectId', userId),
+                        'createdWith', json(createdWith),
+                        'expiresAt', json_object('__type', 'Date',
+                                                 'iso', strftime('%Y-%m-%dT%H:%M:%fZ', expiresAt / 1000.0, 'unixepoch'))),
+                        CASE WHEN installationId IS NULL THEN '{}' ELSE json_object('installationId', installationId) END) AS data
+                FROM _session;
+                """)
+        }
         return migrator
     }
 

@@ -51,6 +51,8 @@ import Testing
         #expect(event.status == 200)
         #expect(event.json == [:])
 
+        #expect(try await server.request("GET", "/functions/hello").status == 404)  // Parse routes POST only.
+
         for path in ["/requestPasswordReset", "/verificationEmailRequest"] {
             let reset = try await server.request("POST", path, json: ["email": "coolguy@iloveapps.com"])
             #expect(reset.status == 500)
@@ -58,5 +60,8 @@ import Testing
             #expect(reset.json["error"]?.stringValue?.contains("emailAdapter") == true)
         }
         #expect(try await server.request("POST", "/events/AppOpened", json: [:], appId: false).status == 403)
+        // A client's request, not a server fault: nothing at error level in the log.
+        #expect(server.stop() == 0)
+        #expect(!server.log().contains(" error "))
     }
 }

@@ -174,6 +174,27 @@ import Testing
         api.expectNeverShown(["pw-alice-include"])
     }
 
+    /// `protectedFields` on `_User` hide fields from others, never from the user's own row (as Parse).
+    @Test func protectedUserFieldsStayVisibleToTheirOwner() async throws {
+        let api = try RecordingServer()
+        let alice = try await api.signUp("alice", "pw-alice-protected", ["nickname": "al", "ACL": ["*": ["read": true]]])
+        let bob = try await api.signUp("bob", "pw-bob-protected")
+        let schema = try await api.send("PUT", "/schemas/_User", json: ["classLevelPermissions": [
+            "find": ["*": true], "count": ["*": true], "get": ["*": true], "create": ["*": true], "update": ["*": true],
+            "delete": ["*": true], "addField": ["*": true], "protectedFields": ["*": ["nickname"]],
+        ]], master: true)
+        #expect(schema.status == 200, "\(schema.text)")
+        let own = try await api.send("GET", "/users/\(alice.id)", token: alice.token)
+        #expect(own.json["nickname"] == "al")
+        let ownFind = try await api.send("GET", "/users", token: alice.token, query: ["where": #"{"username":"alice"}"#])
+        #expect(ownFind.json["results"]?.arrayValue?.first?["nickname"] == "al")
+        let others = try await api.send("GET", "/users/\(alice.id)", token: bob.token)
+        #expect(others.status == 200)
+        #expect(others.json["nickname"] == nil)
+        let othersFind = try await api.send("GET", "/users", token: bob.token, query: ["where": #"{"username":"alice"}"#])
+        #expect(othersFind.json["results"]?.arrayValue?.first?["nickname"] == nil)
+    }
+
     @Test func usersMeNeedsAValidSession() async throws {
         let api = try RecordingServer()
         let alice = try await api.signUp("alice", "pw-alice-me", ["email": "alice@example.com"])

@@ -20,17 +20,19 @@ enum InstallationRoutes {
                 var body = try request.bodyObject()
                 if body["installationId"] == nil, let header = context.installationId { body["installationId"] = .string(header) }
                 if case .string(let id)? = body["installationId"] { body["installationId"] = .string(id.lowercased()) }
-                let existing = try context.write { db -> String? in
+                // The lookup and the save in one transaction: two saves of one installationId make one record.
+                return try context.write { db in
+                    var inTransaction = context
+                    inTransaction.transaction = db
                     let schema = try schema(in: db)
-                    guard case .string(let id)? = body["installationId"] else { return nil }
-                    return try db.fetchRows("SELECT objectId FROM \(schema.tableName) WHERE json_extract(data, '$.installationId') = ?",
-                                            [.text(id)], cacheable: true).first?.first?.text
+                    if case .string(let id)? = body["installationId"],
+                        let existing = try db.fetchRows("SELECT objectId FROM \(schema.tableName) WHERE json_extract(data, '$.installationId') = ?",
+                                                        [.text(id)], cacheable: true).first?.first?.text {
+                        body.removeValue(forKey: "installationId")  // Already stored, and unchangeable.
+                        return try ObjectWriter.update(className, objectId: existing, body: body, context: inTransaction, rules: Rules())
+                    }
+                    return try ObjectWriter.create(className, body: body, context: inTransaction, rules: Rules())
                 }
-                if let existing {
-                    body.removeValue(forKey: "installationId")  // Already stored, and unchangeable.
-                    return try ObjectWriter.update(className, objectId: existing, body: body, context: context, rules: Rules())
-                }
-                return try ObjectWriter.create(className, body: body, context: context, rules: Rules())
             }
             router.add("GET", base) { request, context, _ in
                 guard context.isMaster else { throw refused("find") }

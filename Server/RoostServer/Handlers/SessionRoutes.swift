@@ -15,9 +15,7 @@ enum SessionRoutes {
         router.add("GET", "sessions") { request, context, _ in
             let caller = context.isMaster ? context.user : try requireUser(context)
             var options = try QueryOptions.parse(try request.parameters())
-            if !context.isMaster, let caller {
-                options.find.constraint = .and([options.find.constraint, .field("user", .equalTo(WireValue.pointer(UserStore.className, caller.id)))])
-            }
+            if !context.isMaster, let caller { options.find.rowFilter = SQLFragment(sql: "userId = ?", arguments: [.text(caller.id)]) }
             if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
             options.find.authorizeSubquery = { _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
             return try context.read { db in

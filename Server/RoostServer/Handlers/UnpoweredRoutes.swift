@@ -9,16 +9,15 @@ enum UnpoweredRoutes {
 
     static func register(in router: inout Router) {
         // No Cloud Code: every function is unknown (`FunctionsRouter`).
-        for method in ["GET", "POST"] {
-            router.add(method, "functions/:name") { _, _, parameters in
-                throw ParseError(.scriptFailed, "Invalid function: \"\(parameters["name"])\"")
-            }
+        router.add("POST", "functions/:name") { _, _, parameters in
+            throw ParseError(.scriptFailed, "Invalid function: \"\(parameters["name"])\"")
         }
         // Analytics events are accepted and dropped, as by Parse without an analytics adapter.
         router.add("POST", "events/:name") { _, _, _ in APIResponse(body: [:]) }
-        // No mailer: Parse answers 500 with code 1 before looking at the body.
+        // No mailer: Parse answers 500 with code 1 before looking at the body. Answered directly, not
+        // thrown: a thrown code 1 is logged as a server fault, and any client could fill the log.
         for path in ["requestPasswordReset", "verificationEmailRequest"] {
-            router.add("POST", path) { _, _, _ in throw ParseError(.internalServerError, noMailer) }
+            router.add("POST", path) { _, _, _ in APIResponse(status: 500, body: ParseError(.internalServerError, noMailer).json) }
         }
     }
 }

@@ -42,7 +42,8 @@ enum UserRoutes {
         let user = try context.read { db -> JSON? in
             guard let schema = try SchemaStore.load(UserStore.className, in: db) else { return nil }
             let grant = try ClassPermissions.check(.get, schema, context: context)
-            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
+            // As Parse: a user's own row shows its protected fields.
+            if userId != context.user?.id { options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context)) }
             guard let row = try ObjectStore.fetch(userId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
             let user = try row.decoded()
             if grant != .all, !ClassPermissions.allows(grant, user, context: context) { return nil }
@@ -69,11 +70,14 @@ enum UserRoutes {
             if let owned = ClassPermissions.constraint(for: grant, context: context) {
                 options.find.constraint = .and([options.find.constraint, owned])
             }
-            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
+            let protected = ClassPermissions.protectedFields(schema, context: context)
             var body: [String: JSON] = [:]
             let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
             var results = try rows.map { row in
-                project(UserStore.wireJSON(try row.decoded(), viewerId: context.user?.id, isMaster: context.isMaster), options)
+                var visible = options
+                // As Parse: a user's own row shows its protected fields.
+                if row.objectId != context.user?.id { visible.excludeKeys.formUnion(protected) }
+                return project(UserStore.wireJSON(try row.decoded(), viewerId: context.user?.id, isMaster: context.isMaster), visible)
             }
             if !options.include.isEmpty {
                 results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)

@@ -10,6 +10,9 @@ struct FindQuery {
     var readableBy: [String]?
     /// Checks the caller may query the class of a subquery (`$inQuery`, `$select`...).
     var authorizeSubquery: (ClassSchema) throws -> Void = { _ in }
+    /// A condition on the table's own columns that the server adds (never built from client input),
+    /// e.g. `userId = ?` on `_session_objects`, where it can use the table's index.
+    var rowFilter: SQLFragment?
 }
 
 struct SortKey: Equatable {
@@ -80,6 +83,10 @@ enum ObjectStore {
         let acl = QueryCompiler.readFilter(query.readableBy)
         var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)"
         var arguments = filter.arguments + acl.arguments
+        if let rowFilter = query.rowFilter {
+            sql += " AND (\(rowFilter.sql))"
+            arguments += rowFilter.arguments
+        }
         let order = compiler.orderBy(query.order)
         if !order.isEmpty {
             sql += " ORDER BY " + order
@@ -96,8 +103,9 @@ enum ObjectStore {
         let readableBy = query.readableBy
         let filter = try compiler(for: schema, readableBy: readableBy, authorize: query.authorizeSubquery, in: db).compile(query.constraint)
         let acl = QueryCompiler.readFilter(readableBy)
-        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)",
-                                    filter.arguments + acl.arguments, cacheable: true)
+        let rowFilter = query.rowFilter.map { " AND (\($0.sql))" } ?? ""
+        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)\(rowFilter)",
+                                    filter.arguments + acl.arguments + (query.rowFilter?.arguments ?? []), cacheable: true)
         return Int(rows.first?.first?.integer ?? 0)
     }
 

@@ -44,8 +44,9 @@ public final class Storage: Sendable {
         let pool = try DatabasePool(path: path, configuration: configuration)  // Also switches the file to WAL.
         try Storage.migrator.migrate(pool)
         try pool.close()
-        // The Checkpointer checkpoints; a WAL that grew past 64 MB is cut back to that when it starts over.
-        let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0;"
+        // The Checkpointer checkpoints. The WAL restarts at ~64 MB under load (see `Checkpointer`); one that grew
+        // past 128 MB anyway (a long read held it) is cut back to that when it starts over.
+        let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 134217728;"
         writer = WriteQueue(connection: try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas))
         readers = ReaderPool(path: path)
         checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames)
@@ -124,10 +125,11 @@ public final class Storage: Sendable {
                 """)
         }
         migrator.registerMigration("v6: sessions as objects") { db in
-            // `_session` rows in a class table's shape, so `GET /sessions` runs Parse queries on them.
+            // `_session` rows in a class table's shape, so `GET /sessions` runs Parse queries on them;
+            // `userId` stays a plain column so a user's own sessions are found through `_session_user`.
             try db.execute(sql: """
                 CREATE VIEW _session_objects AS
-                SELECT objectId, createdAt, updatedAt, NULL AS acl, NULL AS rperm,
+                SELECT objectId, createdAt, updatedAt, NULL AS acl, NULL AS rperm, userId,
                     json_patch(json_object(
                         'user', json_object('__type', 'Pointer', 'className', '_User', 'objectId', userId),
                         'createdWith', json(createdWith),

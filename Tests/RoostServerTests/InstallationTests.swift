@@ -65,5 +65,11 @@ import Testing
         #expect(changeType.json == ["code": 136, "error": "deviceType may not be changed in this operation"])
         let changeId = try await server.request("PUT", "/installations/\(id)", json: ["installationId": "other"])
         #expect(changeId.json["code"] == 136)
+
+        // An installation saved by deviceToken alone may be given an installationId later.
+        let byToken = try await server.request("POST", "/installations", json: ["deviceType": "ios", "deviceToken": "abc123"])
+        let tokenId = try #require(byToken.json["objectId"]?.stringValue)
+        let named = try await server.request("PUT", "/installations/\(tokenId)", json: ["installationId": "b7b1c2d3-0000-4000-8000-000000000003"])
+        #expect(named.status == 200, "\(named.text)")
     }
 }

@@ -184,6 +184,8 @@ import Testing
         #expect(all.json["count"] == 2)
         #expect(Set(all.json["results"]?.arrayValue?.compactMap { $0["user"]?["objectId"]?.stringValue } ?? []) == [alice.id, bob.id])
 
+        let withUser = try await api.send("GET", "/sessions", token: alice.token, query: ["include": "user", "limit": "1"])
+        #expect(withUser.json["results"]?.arrayValue?.first?["user"]?["username"] == "alice")
         expectError(try await api.send("GET", "/sessions", token: alice.token, query: ["bogus": "1"]), 102, "Invalid parameter for query: bogus")
         api.expectNeverShown(["pw-alice-query", "pw-bob-query"])
     }

@@ -28,11 +28,10 @@ enum ConfigRoutes {
                 for (key, value) in changes {
                     if case .object(let operation) = value, operation["__op"] == "Delete" {
                         params.removeValue(forKey: key)
-                        masterKeyOnly.removeValue(forKey: key)
                     } else {
                         params[key] = value
-                        masterKeyOnly[key] = .bool(onlyMaster[key] == .bool(true))
                     }
+                    masterKeyOnly[key] = .bool(onlyMaster[key] == .bool(true))  // As Parse: kept (false) for a deleted key.
                 }
                 try db.execute(
                     "INSERT INTO _config (id, params, masterKeyOnly) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET params = ?1, masterKeyOnly = ?2",

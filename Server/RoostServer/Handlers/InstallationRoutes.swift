@@ -80,7 +80,8 @@ enum InstallationRoutes {
                 }
                 return
             }
-            if let installationId, installationId != .set(existing.fields["installationId"] ?? .null) {
+            // An installation without an id may be given one; a stored id never changes.
+            if let installationId, let stored = existing.fields["installationId"], installationId != .set(stored) {
                 throw ParseError(.invalidInstallationId, "installationId may not be changed in this operation")
             }
             if let deviceType, deviceType != .set(existing.fields["deviceType"] ?? .null) {

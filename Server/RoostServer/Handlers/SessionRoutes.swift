@@ -21,7 +21,7 @@ enum SessionRoutes {
             return try context.read { db in
                 var body: [String: JSON] = [:]
                 let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: sessionSchema, in: db) : []
-                body["results"] = .array(try rows.map { row in
+                var results = try rows.map { row in
                     let session = try options.render(row)
                     guard row.objectId == caller?.sessionId, let caller else { return session }
                     // Only the token presented is known (tokens are stored hashed).
@@ -30,7 +30,12 @@ enum SessionRoutes {
                     guard case .object(var members) = rendered else { return session }
                     members["sessionToken"] = .string(caller.sessionToken)
                     return .object(members)
-                })
+                }
+                if !options.include.isEmpty {
+                    results = try IncludeResolver(context: context, db: db).resolve(
+                        results, schema: sessionSchema, paths: options.include, keys: options.includeKeys)
+                }
+                body["results"] = .array(results)
                 if options.wantsCount {
                     body["count"] = .number(Double(try ObjectStore.count(options.find, in: sessionSchema, in: db)))
                 }

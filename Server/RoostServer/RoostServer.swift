@@ -11,6 +11,7 @@ import Synchronization
 public final class RoostServer: @unchecked Sendable {
     public let config: ServerConfig
     let storage: Storage
+    let files: FileStore
     let logger: Logger
     private var router = Router()
     private var http: HTTPServer?
@@ -25,6 +26,7 @@ public final class RoostServer: @unchecked Sendable {
         faults = FaultInjection(config)
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         storage = try Storage(path: config.dataDirectory + "/roost.sqlite")
+        files = try FileStore(dataDirectory: config.dataDirectory)
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
         SessionRoutes.register(in: &router)
         RoleRoutes.register(in: &router)
@@ -95,6 +97,7 @@ public final class RoostServer: @unchecked Sendable {
         }
         if segments == ["health"] { return encode(APIResponse(body: ["status": "ok"])) }
         if request.bodyTooLarge { throw APIError.payloadTooLarge(limit: config.maxBodyBytes) }
+        if segments.first == "files" { return try handleFile(request, segments: segments) }  // Bodies are not JSON.
 
         var body = try parseBody(request.body)
         var method = request.method
@@ -131,7 +134,7 @@ public final class RoostServer: @unchecked Sendable {
 
     /// The user of a session token.
     /// - Throws: `ParseError` 209 when the token is unknown or expired.
-    private func authenticate(_ token: String) throws -> AuthenticatedUser {
+    func authenticate(_ token: String) throws -> AuthenticatedUser {
         let digest = SessionToken.digest(token)
         var (entry, generation) = storage.sessions.lookup(digest)
         if entry == nil {
@@ -167,7 +170,7 @@ public final class RoostServer: @unchecked Sendable {
         }
     }
 
-    private func encode(_ response: APIResponse) -> HTTPResponse {
+    func encode(_ response: APIResponse) -> HTTPResponse {
         var headers = response.headers
         headers.append(("Content-Type", "application/json; charset=utf-8"))
         return HTTPResponse(status: response.status, headers: headers, body: response.body.encoded())

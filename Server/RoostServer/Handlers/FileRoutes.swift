@@ -1,0 +1,76 @@
+import Foundation
+import RoostCore
+
+/// `/files` (REST guide, "Files"): answered before the JSON pipeline, because uploads are raw bytes.
+///
+/// As Parse Server's defaults: uploads need a registered user's session or the master key
+/// (public and anonymous uploads are refused with 130); downloads need no keys, only the app id
+/// in the URL; deletes need the master key.
+extension RoostServer {
+    func handleFile(_ request: HTTPRequest, segments: [String]) throws -> HTTPResponse {
+        switch (request.method, segments.count) {
+        case ("GET", 3): return download(applicationId: segments[1], name: segments[2])
+        case ("POST", 2): return try upload(request, name: segments[1])
+        case ("DELETE", 2): return try deleteFile(request, name: segments[1])
+        default: throw APIError.routeNotFound(method: request.method, path: "/" + segments.joined(separator: "/"))
+        }
+    }
+
+    private func upload(_ request: HTTPRequest, name: String) throws -> HTTPResponse {
+        var credentials = Credentials(headers: request.headers)
+        var bytes = request.body
+        if credentials.applicationId != config.applicationId,
+            case .object(var members)? = try? JSONParser.parse(request.body), members["_ApplicationId"] != nil {
+            // The JS SDK form: a JSON body with the keys and the file as base64.
+            credentials.adopt(from: &members)
+            guard let base64 = members["base64"]?.stringValue, let decoded = Base64.decode(base64) else {
+                throw ParseError(.fileSaveError, "Invalid file upload.")
+            }
+            bytes = decoded
+        }
+        let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
+        if !isMaster {
+            guard let token = credentials.sessionToken else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
+            let user = try authenticate(token)
+            if try isAnonymous(user.id) { throw ParseError(.fileSaveError, "File upload by anonymous user is disabled.") }
+        }
+        guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
+        guard FileStore.isValidName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
+        guard !bytes.isEmpty else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+        let stored = try files.save(bytes, name: name)
+        let host = request.headers["host"] ?? "\(config.host):\(config.port)"
+        let encodedName = stored.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? stored
+        let url = "http://\(host)\(config.mountPath)/files/\(config.applicationId)/\(encodedName)"
+        var response = encode(APIResponse(status: 201, body: ["url": .string(url), "name": .string(stored)]))
+        response.headers.append(("Location", url))
+        return response
+    }
+
+    private func download(applicationId: String, name: String) -> HTTPResponse {
+        guard applicationId == config.applicationId else {
+            return encode(APIResponse(status: 403, body: ParseError(.operationForbidden, "Invalid application ID.").json))
+        }
+        guard let data = files.read(name) else {
+            return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Array("File not found.".utf8))
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", FileStore.contentType(of: name))], body: Array(data))
+    }
+
+    private func deleteFile(_ request: HTTPRequest, name: String) throws -> HTTPResponse {
+        guard try Credentials(headers: request.headers).authorize(config, clientAddress: request.clientAddress) else {
+            throw APIError.masterKeyRequired
+        }
+        guard files.delete(name) else { throw ParseError(.fileDeleteError, "Could not delete file.") }
+        return HTTPResponse(status: 200)
+    }
+
+    private func isAnonymous(_ userId: String) throws -> Bool {
+        try storage.read { db in
+            guard let schema = try SchemaStore.load(UserStore.className, in: db),
+                let user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
+            else { return false }
+            if case .object(let authData)? = user.fields["authData"], let anonymous = authData["anonymous"], anonymous != .null { return true }
+            return false
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import RoostCore
+import Testing
+
+/// `/files` (REST guide, "Files"), with Parse Server's default upload rules.
+@Suite struct FileTests {
+    let text = Data("Hello, World!".utf8)
+
+    func signUp(_ server: TestServer, _ body: JSON) async throws -> String {
+        let response = try await server.request("POST", "/users", json: body)
+        return try #require(response.json["sessionToken"]?.stringValue)
+    }
+
+    @Test func registeredUsersUploadAndAnyoneWithTheURLDownloads() async throws {
+        let server = try TestServer()
+        let token = try await signUp(server, ["username": "uploader", "password": "pw-uploader"])
+        let upload = try await server.request("POST", "/files/hello.txt", body: text,
+                                              headers: ["Content-Type": "text/plain", "X-Parse-Session-Token": token])
+        #expect(upload.status == 201, "\(upload.text)")
+        let name = try #require(upload.json["name"]?.stringValue)
+        let url = try #require(upload.json["url"]?.stringValue)
+        #expect(name.hasSuffix("_hello.txt"))
+        #expect(name.count == 32 + 1 + "hello.txt".count)
+        #expect(url == "\(server.baseURL)/files/\(TestServer.applicationId)/\(name)")
+        #expect(upload.headers["location"] == url)
+
+        // Downloads need no keys: the app id is in the URL.
+        let download = try await server.request("GET", "/files/\(TestServer.applicationId)/\(name)", appId: false)
+        #expect(download.status == 200)
+        #expect(download.body == text)
+        #expect(download.headers["content-type"] == "text/plain")
+
+        // An object can point to it.
+        let object = try await server.request("POST", "/classes/Post", json: ["attachment": ["__type": "File", "name": .string(name), "url": .string(url)]])
+        #expect(object.status == 201)
+
+        let missing = try await server.request("GET", "/files/\(TestServer.applicationId)/nothing.txt", appId: false)
+        #expect(missing.status == 404)
+        #expect(missing.text == "File not found.")
+        let wrongApp = try await server.request("GET", "/files/other-app/\(name)", appId: false)
+        #expect(wrongApp.status == 403)
+        #expect(wrongApp.json == ["code": 119, "error": "Invalid application ID."])
+
+        // Deleting takes the master key.
+        let refused = try await server.request("DELETE", "/files/\(name)", headers: ["X-Parse-Session-Token": token])
+        #expect(refused.status == 403)
+        #expect(refused.json == ["error": "unauthorized: master key is required"])
+        #expect(try await server.request("DELETE", "/files/\(name)", master: true).status == 200)
+        #expect(try await server.request("GET", "/files/\(TestServer.applicationId)/\(name)", appId: false).status == 404)
+        #expect(try await server.request("DELETE", "/files/\(name)", master: true).json["code"] == 153)
+    }
+
+    @Test func publicAndAnonymousUploadsAreRefusedByDefault() async throws {
+        let server = try TestServer()
+        let publicUpload = try await server.request("POST", "/files/hello.txt", body: text, headers: ["Content-Type": "text/plain"])
+        #expect(publicUpload.status == 400)
+        #expect(publicUpload.json == ["code": 130, "error": "File upload by public is disabled."])
+
+        let anonymous = try await signUp(server, ["authData": ["anonymous": ["id": "3b2ad6a0-1111-4a4a-9c9c-000000000001"]]])
+        let anonymousUpload = try await server.request("POST", "/files/hello.txt", body: text, headers: ["X-Parse-Session-Token": anonymous])
+        #expect(anonymousUpload.json == ["code": 130, "error": "File upload by anonymous user is disabled."])
+
+        #expect(try await server.request("POST", "/files/hello.txt", body: text, master: true).status == 201)
+        #expect(try await server.request("POST", "/files/hello.txt", body: text, appId: false).status == 403)
+    }
+
+    @Test func badNamesAndEmptyBodiesAreRefused() async throws {
+        let server = try TestServer()
+        for name in [".hidden", "a%2Fb.txt", "semi;colon.txt"] {
+            let response = try await server.request("POST", "/files/\(name)", body: text, master: true)
+            #expect(response.json == ["code": 122, "error": "Filename contains invalid characters."], "\(name)")
+        }
+        let long = try await server.request("POST", "/files/\(String(repeating: "a", count: 129))", body: text, master: true)
+        #expect(long.json == ["code": 122, "error": "Filename too long."])
+        let empty = try await server.request("POST", "/files/empty.txt", body: Data(), master: true)
+        #expect(empty.json == ["code": 130, "error": "Invalid file upload."])
+    }
+
+    /// The JS SDK sends the file as base64 inside a JSON body that also carries the keys.
+    @Test func javaScriptSDKFormUploads() async throws {
+        let server = try TestServer()
+        let token = try await signUp(server, ["username": "jsuser", "password": "pw-jsuser"])
+        let body: JSON = [
+            "base64": .string(Base64.encode(Array(text))), "_ContentType": "text/plain",
+            "_ApplicationId": .string(TestServer.applicationId), "_SessionToken": .string(token), "fileData": ["metadata": [:], "tags": [:]],
+        ]
+        let upload = try await server.request("POST", "/files/js.txt", body: Data(body.encoded()), headers: ["Content-Type": "text/plain"], appId: false)
+        #expect(upload.status == 201, "\(upload.text)")
+        let name = try #require(upload.json["name"]?.stringValue)
+        #expect(try await server.request("GET", "/files/\(TestServer.applicationId)/\(name)", appId: false).body == text)
+    }
+}

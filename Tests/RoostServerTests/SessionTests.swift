@@ -184,6 +184,13 @@ import Testing
         #expect(all.json["count"] == 2)
         #expect(Set(all.json["results"]?.arrayValue?.compactMap { $0["user"]?["objectId"]?.stringValue } ?? []) == [alice.id, bob.id])
 
+        // The same through the `_Session` class.
+        let asClass = try await api.send("GET", "/classes/_Session", token: alice.token, query: ["count": "1", "limit": "0"])
+        #expect(asClass.json == ["results": [], "count": 3])
+        let sessionId = try #require(byInstallation.json["results"]?.arrayValue?.first?["objectId"]?.stringValue)
+        #expect(try await api.send("GET", "/classes/_Session/\(sessionId)", token: alice.token).json["installationId"] == "install-b")
+        expectError(try await api.send("GET", "/classes/_Session/\(sessionId)", token: bob.token), 101)
+
         let withUser = try await api.send("GET", "/sessions", token: alice.token, query: ["include": "user", "limit": "1"])
         #expect(withUser.json["results"]?.arrayValue?.first?["user"]?["username"] == "alice")
         expectError(try await api.send("GET", "/sessions", token: alice.token, query: ["bogus": "1"]), 102, "Invalid parameter for query: bogus")

@@ -27,9 +27,10 @@ import Testing
         }
         try storage.close()
 
-        // Without catch-ups the WAL holds every commit's frames (at least 4 KB each); with them, it starts
-        // over every `catchUpFrames` frames plus what one timer tick lets through.
+        // Without catch-ups the WAL holds every commit's frames (measured: ~2.2 frames of 4 KB per commit);
+        // with them it starts over every `catchUpFrames` frames plus what the timer lets through, which
+        // under a fully parallel test run (a starved checkpointer) was measured at ~0.27 of one frame per commit.
         #expect(commits > 2_000, "too few commits (\(commits)) to say anything")
-        #expect(largestWAL < commits * 4096 / 4, "WAL reached \(largestWAL) bytes after \(commits) commits")
+        #expect(largestWAL < commits * 4096 / 2, "WAL reached \(largestWAL) bytes after \(commits) commits")
     }
 }

@@ -11,48 +11,53 @@ enum SessionRoutes {
             }
             return APIResponse(body: session.wireJSON(token: caller.sessionToken))
         }
-        // A Parse query over the caller's sessions (all sessions for the master key).
-        router.add("GET", "sessions") { request, context, _ in
-            let caller = context.isMaster ? context.user : try requireUser(context)
-            var options = try QueryOptions.parse(try request.parameters())
-            if !context.isMaster, let caller { options.find.rowFilter = SQLFragment(sql: "userId = ?", arguments: [.text(caller.id)]) }
-            if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
-            options.find.authorizeSubquery = { _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
-            return try context.read { db in
-                var body: [String: JSON] = [:]
-                let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: sessionSchema, in: db) : []
-                var results = try rows.map { row in
-                    let session = try options.render(row)
-                    guard row.objectId == caller?.sessionId, let caller else { return session }
-                    // Only the token presented is known (tokens are stored hashed).
-                    var rendered = session
-                    if case .encodedFragment(let bytes) = session { rendered = try JSONParser.parse(bytes) }
-                    guard case .object(var members) = rendered else { return session }
-                    members["sessionToken"] = .string(caller.sessionToken)
-                    return .object(members)
-                }
-                if !options.include.isEmpty {
-                    results = try IncludeResolver(context: context, db: db).resolve(
-                        results, schema: sessionSchema, paths: options.include, keys: options.includeKeys)
-                }
-                body["results"] = .array(results)
-                if options.wantsCount {
-                    body["count"] = .number(Double(try ObjectStore.count(options.find, in: sessionSchema, in: db)))
-                }
-                return APIResponse(body: .object(body))
+        // Parse also serves sessions as the `_Session` class.
+        for base in ["sessions", "classes/_Session"] {
+            router.add("GET", base) { request, context, _ in try find(request, context: context) }
+            router.add("GET", base + "/:objectId") { _, context, parameters in
+                let session = try visibleSession(parameters["objectId"], context: context)
+                let token = session.objectId == context.user?.sessionId ? context.user?.sessionToken : nil
+                return APIResponse(body: session.wireJSON(token: token))
+            }
+            router.add("DELETE", base + "/:objectId") { _, context, parameters in
+                // Parse's `rest.del` words a missing session this way.
+                let session = try visibleSession(parameters["objectId"], context: context,
+                                                 missing: ParseError(.objectNotFound, "Object not found for delete."))
+                try context.write { db in try SessionStore.delete(objectId: session.objectId, in: db) }
+                return APIResponse(body: [:])
             }
         }
-        router.add("GET", "sessions/:objectId") { _, context, parameters in
-            let session = try visibleSession(parameters["objectId"], context: context)
-            let token = session.objectId == context.user?.sessionId ? context.user?.sessionToken : nil
-            return APIResponse(body: session.wireJSON(token: token))
-        }
-        router.add("DELETE", "sessions/:objectId") { _, context, parameters in
-            // Parse's `rest.del` words a missing session this way.
-            let session = try visibleSession(parameters["objectId"], context: context,
-                                             missing: ParseError(.objectNotFound, "Object not found for delete."))
-            try context.write { db in try SessionStore.delete(objectId: session.objectId, in: db) }
-            return APIResponse(body: [:])
+    }
+
+    /// A Parse query over the caller's sessions (all sessions for the master key).
+    private static func find(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
+        let caller = context.isMaster ? context.user : try requireUser(context)
+        var options = try QueryOptions.parse(try request.parameters())
+        if !context.isMaster, let caller { options.find.rowFilter = SQLFragment(sql: "userId = ?", arguments: [.text(caller.id)]) }
+        if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
+        options.find.authorizeSubquery = { _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
+        return try context.read { db in
+            var body: [String: JSON] = [:]
+            let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: sessionSchema, in: db) : []
+            var results = try rows.map { row in
+                let session = try options.render(row)
+                guard row.objectId == caller?.sessionId, let caller else { return session }
+                // Only the token presented is known (tokens are stored hashed).
+                var rendered = session
+                if case .encodedFragment(let bytes) = session { rendered = try JSONParser.parse(bytes) }
+                guard case .object(var members) = rendered else { return session }
+                members["sessionToken"] = .string(caller.sessionToken)
+                return .object(members)
+            }
+            if !options.include.isEmpty {
+                results = try IncludeResolver(context: context, db: db).resolve(
+                    results, schema: sessionSchema, paths: options.include, keys: options.includeKeys)
+            }
+            body["results"] = .array(results)
+            if options.wantsCount {
+                body["count"] = .number(Double(try ObjectStore.count(options.find, in: sessionSchema, in: db)))
+            }
+            return APIResponse(body: .object(body))
         }
     }
 

@@ -43,6 +43,8 @@ public struct ClassSchema: Sendable, Equatable {
         for (name, type) in ClassSchema.defaultFields.merging(fields, uniquingKeysWith: { _, custom in custom }) {
             allFields[name] = type.schemaJSON
         }
+        // Parse lists `password` among `_User`'s fields; its hash lives elsewhere and is never returned.
+        if className == "_User" { allFields["password"] = FieldType.string.schemaJSON }
         var result: [String: JSON] = [
             "className": .string(className),
             "fields": .object(allFields),

@@ -141,4 +141,13 @@ import Testing
         #expect(SessionToken.digest(token) != SessionToken.digest(token.lowercased()))
         #expect(SessionToken.digest(token).range(of: "^[0-9a-f]{64}$", options: .regularExpression) != nil)
     }
+
+    @Test func hashesFromOtherParametersAreMarkedForRehashing() throws {
+        let stored = try fast.hash("pw-rehash")
+        #expect(!fast.needsRehash(stored))
+        #expect(PasswordHasher(iterations: 2000).needsRehash(stored))
+        #expect(fast.needsRehash("not-a-hash"))
+        // The old hash still verifies under a hasher with new parameters (it reads them from the hash).
+        #expect(PasswordHasher(iterations: 2000).verify("pw-rehash", against: stored))
+    }
 }

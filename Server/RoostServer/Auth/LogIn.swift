@@ -39,8 +39,11 @@ enum LogIn {
             throw invalid
         }
         guard hasher.verify(password, against: hash) else { throw invalid }
-        let token = try context.write { db in
-            try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
+        // Hashed with older parameters (`--password-iterations` changed): store it again with the current ones.
+        let upgraded = hasher.needsRehash(hash) ? try hasher.hash(password) : nil
+        let token = try context.write { db -> String in
+            if let upgraded { try UserStore.setPasswordHash(upgraded, of: user.objectId, in: db) }
+            return try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
         }
         return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false, sessionToken: token))
     }

@@ -32,6 +32,13 @@ public struct PasswordHasher: Sendable {
         return digest.count == expected.count && CRYPTO_memcmp(digest, expected, digest.count) == 0
     }
 
+    /// Whether `stored` was made with other parameters than this hasher's (it should be hashed again at
+    /// the next successful log-in, so every user's log-in costs the same as an unknown user's).
+    public func needsRehash(_ stored: String) -> Bool {
+        let parts = stored.split(separator: "$")
+        return parts.count != 4 || parts[0] != "pbkdf2-sha256" || Int(parts[1]) != iterations
+    }
+
     /// Spends the time of one verification, so a login for an unknown user answers as slowly as one
     /// with a wrong password.
     public func simulateVerification() {

@@ -166,6 +166,12 @@ import Testing
         ])
         #expect(batch.json == [["error": ["code": 119, "error": "This user is not allowed to access non-existent class: Fresh"]]])
         #expect(try await server.request("GET", "/schemas/Fresh", master: true).code == 103)
+        // System classes exist before their first object: querying them is not "a non-existent class".
+        for path in ["/roles", "/users", "/classes/_Role"] {
+            let empty = try await server.request("GET", path)
+            #expect(empty.json == ["results": []], "\(path): \(empty.text)")
+        }
+        #expect(try await server.request("GET", "/roles/abcdefghij").code == 101)
 
         // With the master key the class is created; then clients may write to it and add fields.
         #expect(try await server.request("POST", "/classes/Fresh", json: ["a": 1], master: true).status == 201)

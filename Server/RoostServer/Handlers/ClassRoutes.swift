@@ -34,6 +34,8 @@ enum ClassRoutes {
 
     /// Reading a class that does not exist is refused (119) when clients may not create classes.
     static func checkMissingClassAccess(_ className: String, context: RequestContext) throws {
+        // System classes (`_User`, `_Role`...) always exist for Parse, even before their first object.
+        if Names.systemClasses.contains(className) { return }
         guard context.isMaster || context.config.allowClientClassCreation else {
             throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
         }

@@ -75,9 +75,12 @@ enum UserStore {
     }
 
     /// A user as `viewer` may see it: others never see `email` or `authData` (Parse's protected fields).
+    /// Fields only the user and the master key see.
+    static let privateFields: Set<String> = ["email", "authData"]
+
     static func wireJSON(_ user: StoredObject, viewerId: String?, isMaster: Bool, sessionToken: String? = nil) -> JSON {
         let isSelf = isMaster || viewerId == user.objectId
-        var json = user.wireJSON(excluding: isSelf ? [] : ["email", "authData"])
+        var json = user.wireJSON(excluding: isSelf ? [] : privateFields)
         if let sessionToken, case .object(var members) = json {
             members["sessionToken"] = .string(sessionToken)
             json = .object(members)

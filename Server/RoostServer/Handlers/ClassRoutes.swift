@@ -46,7 +46,6 @@ enum ClassRoutes {
         var options = try QueryOptions.parse(try request.parameters())
         options.find.readableBy = context.aclSubjects
         options.find.authorizeSubquery = { schema in _ = try ClassPermissions.check(.find, schema, context: context) }
-        if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
         return try context.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
@@ -59,19 +58,45 @@ enum ClassRoutes {
             if let owned = ClassPermissions.constraint(for: grant, context: context) {
                 options.find.constraint = .and([options.find.constraint, owned])
             }
-            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
-            var body: [String: JSON] = [:]
-            let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
-            var results = try rows.map(options.render)
-            if !options.include.isEmpty {
-                results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)
+            let protected = ClassPermissions.protectedFields(schema, context: context)
+            guard className == UserStore.className else {
+                options.excludeKeys.formUnion(protected)
+                return try answer(options, in: schema, context: context, db: db)
             }
-            body["results"] = .array(results)
-            if options.wantsCount {
-                body["count"] = .number(Double(try ObjectStore.count(options.find, in: schema, in: db)))
+            // `_User`: what is hidden depends on whose row it is.
+            return try answer(options, in: schema, context: context, db: db) { row in
+                var visible = options
+                visible.excludeKeys.formUnion(hiddenKeys(of: row.objectId, className: className, protected: protected, context: context))
+                return try visible.render(row)
             }
-            return APIResponse(body: .object(body))
         }
+    }
+
+    /// Runs a prepared query on `schema` (also a view, as for sessions): each row rendered (by default as
+    /// `options` ask), includes resolved, the count when asked. `--max-limit` applies here.
+    static func answer(_ options: QueryOptions, in schema: ClassSchema, context: RequestContext, db: some SQLQuerying,
+                       render: ((StoredRow) throws -> JSON)? = nil) throws -> APIResponse {
+        var options = options
+        if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
+        var body: [String: JSON] = [:]
+        let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
+        var results = try rows.map(render ?? options.render)
+        if !options.include.isEmpty {
+            results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)
+        }
+        body["results"] = .array(results)
+        if options.wantsCount {
+            body["count"] = .number(Double(try ObjectStore.count(options.find, in: schema, in: db)))
+        }
+        return APIResponse(body: .object(body))
+    }
+
+    /// The fields of one object the caller may not see: the class's protected fields and, on `_User`, other
+    /// users' email and authData. A user's own `_User` row shows everything (as Parse's `filterSensitiveData`).
+    static func hiddenKeys(of objectId: String, className: String, protected: Set<String>, context: RequestContext) -> Set<String> {
+        guard className == UserStore.className else { return protected }
+        if context.user?.id == objectId { return [] }
+        return context.isMaster ? protected : protected.union(UserStore.privateFields)
     }
 
     static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext,
@@ -84,7 +109,8 @@ enum ClassRoutes {
                 return nil
             }
             let grant = try ClassPermissions.check(.get, schema, context: context)
-            options.excludeKeys.formUnion(ClassPermissions.protectedFields(schema, context: context))
+            let protected = ClassPermissions.protectedFields(schema, context: context)
+            options.excludeKeys.formUnion(hiddenKeys(of: objectId, className: className, protected: protected, context: context))
             guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
             if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }
             let object = try options.render(row)

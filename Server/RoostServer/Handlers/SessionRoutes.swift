@@ -34,30 +34,14 @@ enum SessionRoutes {
         let caller = context.isMaster ? context.user : try requireUser(context)
         var options = try QueryOptions.parse(try request.parameters())
         if !context.isMaster, let caller { options.find.rowFilter = SQLFragment(sql: "userId = ?", arguments: [.text(caller.id)]) }
-        if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
         options.find.authorizeSubquery = { _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
         return try context.read { db in
-            var body: [String: JSON] = [:]
-            let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: sessionSchema, in: db) : []
-            var results = try rows.map { row in
+            try ClassRoutes.answer(options, in: sessionSchema, context: context, db: db) { row in
                 let session = try options.render(row)
-                guard row.objectId == caller?.sessionId, let caller else { return session }
                 // Only the token presented is known (tokens are stored hashed).
-                var rendered = session
-                if case .encodedFragment(let bytes) = session { rendered = try JSONParser.parse(bytes) }
-                guard case .object(var members) = rendered else { return session }
-                members["sessionToken"] = .string(caller.sessionToken)
-                return .object(members)
+                guard let caller, row.objectId == caller.sessionId else { return session }
+                return try session.setting("sessionToken", to: .string(caller.sessionToken))
             }
-            if !options.include.isEmpty {
-                results = try IncludeResolver(context: context, db: db).resolve(
-                    results, schema: sessionSchema, paths: options.include, keys: options.includeKeys)
-            }
-            body["results"] = .array(results)
-            if options.wantsCount {
-                body["count"] = .number(Double(try ObjectStore.count(options.find, in: sessionSchema, in: db)))
-            }
-            return APIResponse(body: .object(body))
         }
     }
 

@@ -41,3 +41,14 @@ struct APIResponse {
     var body: JSON
     var headers: [(String, String)] = []
 }
+
+extension JSON {
+    /// This object with `key` set to `value`; a stored row (`.encodedFragment`) is decoded first.
+    func setting(_ key: String, to value: JSON) throws -> JSON {
+        var object = self
+        if case .encodedFragment(let bytes) = self { object = try JSONParser.parse(bytes) }
+        guard case .object(var members) = object else { return self }
+        members[key] = value
+        return .object(members)
+    }
+}

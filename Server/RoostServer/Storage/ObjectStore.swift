@@ -79,14 +79,9 @@ enum ObjectStore {
     /// The SQL and arguments of a query (also what `EXPLAIN QUERY PLAN` checks in tests).
     static func selectSQL(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> (String, [SQLValue]) {
         let compiler = compiler(for: schema, readableBy: query.readableBy, authorize: query.authorizeSubquery, in: db)
-        let filter = try compiler.compile(query.constraint)
-        let acl = QueryCompiler.readFilter(query.readableBy)
-        var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)"
-        var arguments = filter.arguments + acl.arguments
-        if let rowFilter = query.rowFilter {
-            sql += " AND (\(rowFilter.sql))"
-            arguments += rowFilter.arguments
-        }
+        let condition = try whereClause(query, compiler)
+        var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(condition.sql)"
+        var arguments = condition.arguments
         let order = compiler.orderBy(query.order)
         if !order.isEmpty {
             sql += " ORDER BY " + order
@@ -100,13 +95,22 @@ enum ObjectStore {
     }
 
     static func count(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> Int {
-        let readableBy = query.readableBy
-        let filter = try compiler(for: schema, readableBy: readableBy, authorize: query.authorizeSubquery, in: db).compile(query.constraint)
-        let acl = QueryCompiler.readFilter(readableBy)
-        let rowFilter = query.rowFilter.map { " AND (\($0.sql))" } ?? ""
-        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(acl.sql)\(rowFilter)",
-                                    filter.arguments + acl.arguments + (query.rowFilter?.arguments ?? []), cacheable: true)
+        let compiler = compiler(for: schema, readableBy: query.readableBy, authorize: query.authorizeSubquery, in: db)
+        let condition = try whereClause(query, compiler)
+        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE \(condition.sql)", condition.arguments, cacheable: true)
         return Int(rows.first?.first?.integer ?? 0)
+    }
+
+    /// The query's constraint, the caller's ACL filter and the server's `rowFilter`, together.
+    private static func whereClause(_ query: FindQuery, _ compiler: QueryCompiler) throws -> SQLFragment {
+        let filter = try compiler.compile(query.constraint)
+        let acl = QueryCompiler.readFilter(query.readableBy)
+        var clause = SQLFragment(sql: "(\(filter.sql)) AND \(acl.sql)", arguments: filter.arguments + acl.arguments)
+        if let rowFilter = query.rowFilter {
+            clause.sql += " AND (\(rowFilter.sql))"
+            clause.arguments += rowFilter.arguments
+        }
+        return clause
     }
 
     private static func compiler(for schema: ClassSchema, readableBy: [String]?, authorize: @escaping (ClassSchema) throws -> Void,

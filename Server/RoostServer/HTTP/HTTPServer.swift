@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Foundation
 import Glibc
 
 /// Errors starting the HTTP listener.
@@ -13,11 +14,12 @@ public enum HTTPServerError: Error, CustomStringConvertible {
     }
 }
 
-/// The only file that sees libmicrohttpd: owns the daemon, turns MHD's callbacks into one
+/// The only file that sees libmicrohttpd: owns the daemons, turns MHD's callbacks into one
 /// `HTTPRequest` per request and writes back the `HTTPResponse` the handler returns.
 ///
-/// MHD runs a pool of internal threads (epoll); the handler is called synchronously on them,
-/// so it must be thread-safe. See https://www.gnu.org/software/libmicrohttpd/manual/
+/// One acceptor thread hands each new connection to the least busy of `threads` single-threaded
+/// MHD daemons (epoll); a daemon's thread calls the handler synchronously, so it must be
+/// thread-safe. See https://www.gnu.org/software/libmicrohttpd/manual/
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
@@ -25,10 +27,18 @@ public final class HTTPServer: @unchecked Sendable {
     let maxBodyBytes: Int
     /// Headers added to every response (CORS).
     let commonHeaders: [(String, String)]
-    private var daemon: OpaquePointer?
+    private let listenSocket: Int32
+    private let daemons: UnsafeMutableBufferPointer<OpaquePointer?>
+    private let acceptorFinished = DispatchSemaphore(value: 0)
+    private struct DaemonList: @unchecked Sendable {
+        let daemons: UnsafePointer<OpaquePointer?>
+        let count: UInt32
+    }
+    private let stopLock = NSLock()
+    private var isStopped = false
 
     /// The bound port (the real one when 0 was asked for).
-    public private(set) var port: UInt16 = 0
+    public let port: UInt16
 
     /// Starts listening at once.
     /// - Throws: `HTTPServerError.cannotStart` when the address does not parse or cannot be bound.
@@ -37,21 +47,53 @@ public final class HTTPServer: @unchecked Sendable {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.commonHeaders = commonHeaders
+        listenSocket = roost_listen(host, port, 1024)
+        guard listenSocket >= 0 else { throw HTTPServerError.cannotStart(host: host, port: port) }
+        self.port = roost_bound_port(listenSocket)
+        daemons = .allocate(capacity: max(threads, 1))
+        daemons.initialize(repeating: nil)
         let me = Unmanaged.passUnretained(self).toOpaque()
-        daemon = roost_mhd_start(host, port, UInt32(threads), 30, accessHandler, me, uriLogger, nil, requestCompleted, nil)
-        guard let daemon else { throw HTTPServerError.cannotStart(host: host, port: port) }
-        self.port = roost_mhd_bound_port(daemon)
+        for index in daemons.indices {
+            daemons[index] = roost_mhd_start_worker(30, accessHandler, me, uriLogger, nil, requestCompleted, nil)
+        }
+        guard daemons.allSatisfy({ $0 != nil }) else {
+            stopDaemons()
+            throw HTTPServerError.cannotStart(host: host, port: port)
+        }
+        // The acceptor must not retain `self` (deinit stops it), so it gets the daemon list as is;
+        // `stop()` waits for it to finish before the list goes away.
+        let daemonList = DaemonList(daemons: UnsafePointer(daemons.baseAddress!), count: UInt32(daemons.count))
+        let acceptor = Thread { [listenSocket, acceptorFinished] in
+            roost_accept_loop(listenSocket, daemonList.daemons, daemonList.count)
+            acceptorFinished.signal()
+        }
+        acceptor.name = "roost-accept"
+        acceptor.start()
     }
 
     /// Stops accepting connections, lets requests in progress finish, then closes every connection.
     public func stop() {
-        guard let daemon else { return }
-        _ = MHD_quiesce_daemon(daemon)
-        MHD_stop_daemon(daemon)
-        self.daemon = nil
+        stopLock.lock()
+        defer { stopLock.unlock() }
+        guard !isStopped else { return }
+        isStopped = true
+        Glibc.shutdown(listenSocket, Int32(SHUT_RDWR))  // Ends the acceptor's accept().
+        acceptorFinished.wait()
+        close(listenSocket)
+        stopDaemons()
     }
 
-    deinit { stop() }
+    private func stopDaemons() {
+        for index in daemons.indices {
+            if let daemon = daemons[index] { MHD_stop_daemon(daemon) }
+            daemons[index] = nil
+        }
+    }
+
+    deinit {
+        stop()
+        daemons.deallocate()
+    }
 
     fileprivate func send(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         if response.dropsConnection { return MHD_Result.NO }  // MHD closes the connection unanswered.

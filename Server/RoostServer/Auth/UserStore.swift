@@ -61,6 +61,11 @@ enum UserStore {
             [.text(id)], cacheable: true).first.map { StoredRow($0, className: className) }
     }
 
+    static func exists(_ userId: String, in db: some SQLQuerying) throws -> Bool {
+        guard let schema = try SchemaStore.load(className, in: db) else { return false }
+        return try ObjectStore.fetch(userId, from: schema, in: db) != nil
+    }
+
     static func passwordHash(of userId: String, in db: some SQLQuerying) throws -> String? {
         try db.fetchRows("SELECT hash FROM _password WHERE userId = ?", [.text(userId)], cacheable: true).first?.first?.text
     }

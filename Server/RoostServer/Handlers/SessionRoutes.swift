@@ -1,6 +1,6 @@
 import RoostCore
 
-/// `/sessions`: a user sees and deletes only their own sessions (the master key, all of them).
+/// `/sessions`: a user sees, changes and deletes only their own sessions (the master key, all of them).
 /// Tokens are stored hashed, so only the session of the presented token shows its `sessionToken`.
 enum SessionRoutes {
     static func register(in router: inout Router) {
@@ -11,6 +11,7 @@ enum SessionRoutes {
             }
             return APIResponse(body: session.wireJSON(token: caller.sessionToken))
         }
+        router.add("POST", "upgradeToRevocableSession") { _, context, _ in try SessionEdit.upgrade(context: context) }
         // Parse also serves sessions as the `_Session` class.
         for base in ["sessions", "classes/_Session"] {
             router.add("GET", base) { request, context, _ in try find(request, context: context) }
@@ -18,6 +19,11 @@ enum SessionRoutes {
                 let session = try visibleSession(parameters["objectId"], context: context)
                 let token = session.objectId == context.user?.sessionId ? context.user?.sessionToken : nil
                 return APIResponse(body: session.wireJSON(token: token))
+            }
+            router.add("POST", base) { request, context, _ in try SessionEdit.create(try request.bodyObject(), context: context) }
+            // `PUT /sessions/me` (in the REST guide) has no route in Parse Server either: it looks for a session "me", 101.
+            router.add("PUT", base + "/:objectId") { request, context, parameters in
+                try SessionEdit.update(parameters["objectId"], body: try request.bodyObject(), context: context)
             }
             router.add("DELETE", base + "/:objectId") { _, context, parameters in
                 // Parse's `rest.del` words a missing session this way.

@@ -139,6 +139,23 @@ public final class Storage: Sendable {
                 FROM _session;
                 """)
         }
+        migrator.registerMigration("v7: custom session fields") { db in
+            // `POST /sessions` and `PUT /sessions/<id>` may carry fields of the client's own (a JSON
+            // object); the view lays the server's fields over them, so none can be shadowed.
+            try db.execute(sql: """
+                ALTER TABLE _session ADD COLUMN fields TEXT NOT NULL DEFAULT '{}';
+                DROP VIEW _session_objects;
+                CREATE VIEW _session_objects AS
+                SELECT objectId, createdAt, updatedAt, NULL AS acl, NULL AS rperm, userId,
+                    json_patch(json_patch(fields, json_object(
+                        'user', json_object('__type', 'Pointer', 'className', '_User', 'objectId', userId),
+                        'createdWith', json(createdWith),
+                        'expiresAt', json_object('__type', 'Date',
+                                                 'iso', strftime('%Y-%m-%dT%H:%M:%fZ', expiresAt / 1000.0, 'unixepoch')))),
+                        CASE WHEN installationId IS NULL THEN '{}' ELSE json_object('installationId', installationId) END) AS data
+                FROM _session;
+                """)
+        }
         return migrator
     }
 

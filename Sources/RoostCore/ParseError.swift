@@ -31,6 +31,7 @@ public struct ParseErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let validationError = ParseErrorCode(rawValue: 142)
     public static let fileDeleteError = ParseErrorCode(rawValue: 153)
     public static let duplicateRequest = ParseErrorCode(rawValue: 159)
+    public static let invalidValue = ParseErrorCode(rawValue: 162)
     public static let usernameMissing = ParseErrorCode(rawValue: 200)
     public static let passwordMissing = ParseErrorCode(rawValue: 201)
     public static let usernameTaken = ParseErrorCode(rawValue: 202)

@@ -1,14 +1,53 @@
 import RoostCore
 
-/// `GET/POST /login` and `POST /logout`.
+/// `GET/POST /login`, `POST /logout`, `/verifyPassword` and `POST /loginAs`.
 enum LogIn {
     /// Answers the whole user plus a new `sessionToken`. A wrong password and an unknown user get the
     /// same 101 after the same hashing work, so the reply does not tell which it was.
+    static func handle(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
+        let (user, hash, password) = try authenticate(request, context: context)
+        let hasher = context.config.passwordHasher
+        // Hashed with older parameters (`--password-iterations` changed): store it again with the current ones.
+        let upgraded = hasher.needsRehash(hash) ? try hasher.hash(password) : nil
+        let token = try context.write { db -> String in
+            if let upgraded { try UserStore.setPasswordHash(upgraded, of: user.objectId, in: db) }
+            return try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
+        }
+        return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false, sessionToken: token))
+    }
+
+    /// `GET/POST /verifyPassword`: the credentials are checked as for a log-in, and the user is
+    /// answered without starting a session (Parse's `handleVerifyPassword`).
+    static func verifyPassword(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
+        let (user, _, _) = try authenticate(request, context: context)
+        return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false))
+    }
+
+    /// `POST /loginAs` (master key): a new session for the user named by `userId` in the body or the
+    /// URL, without a password (Parse's `handleLogInAs`).
+    static func logInAs(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
+        guard context.isMaster else { throw ParseError(.operationForbidden, "master key is required") }
+        var userId = request.query["userId"]
+        if case .object(let members)? = request.body, isTruthy(members["userId"]) { userId = members["userId"]?.stringValue }
+        guard let userId, !userId.isEmpty else {
+            throw ParseError(.invalidValue, "userId must not be empty, null, or undefined")
+        }
+        let (user, token) = try context.write { db -> (StoredObject, String) in
+            guard let schema = try SchemaStore.load(UserStore.className, in: db),
+                let user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
+            else { throw ParseError(.objectNotFound, "user not found") }
+            let token = try UserWriter.startSession(for: userId, action: "login", provider: "masterkey", context: context, in: db)
+            return (user, token)
+        }
+        return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: true, sessionToken: token))
+    }
+
+    /// The user whose credentials the request carries, with the stored hash and the password given.
     ///
     /// As Parse Server's `UsersRouter`: the fields come from the body, or from the URL when the body
     /// lacks them (URL values are plain strings: a password `12345678` is not a number); both
     /// `username` and `email` given must both match; a `username` also matches an email.
-    static func handle(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
+    private static func authenticate(_ request: APIRequest, context: RequestContext) throws -> (StoredObject, String, String) {
         var fields: [String: JSON] = [:]
         if case .object(let members)? = request.body { fields = members }
         if (!isTruthy(fields["username"]) && request.query["username"] != nil)
@@ -39,13 +78,7 @@ enum LogIn {
             throw invalid
         }
         guard hasher.verify(password, against: hash) else { throw invalid }
-        // Hashed with older parameters (`--password-iterations` changed): store it again with the current ones.
-        let upgraded = hasher.needsRehash(hash) ? try hasher.hash(password) : nil
-        let token = try context.write { db -> String in
-            if let upgraded { try UserStore.setPasswordHash(upgraded, of: user.objectId, in: db) }
-            return try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
-        }
-        return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false, sessionToken: token))
+        return (user, hash, password)
     }
 
     /// JavaScript truthiness, which Parse's checks use: `null`, `false`, `0` and `""` count as missing.

@@ -1,6 +1,6 @@
 import RoostCore
 
-/// Parse endpoints whose machinery Roost does not have (Cloud Code, analytics, a mailer), answered
+/// Parse endpoints whose machinery Roost does not have (Cloud Code and jobs, analytics, a mailer), answered
 /// exactly as Parse Server answers them when that machinery is not configured, so clients and
 /// the REST guide's examples get the replies they expect rather than an unknown route.
 enum UnpoweredRoutes {
@@ -11,6 +11,13 @@ enum UnpoweredRoutes {
         // No Cloud Code: every function is unknown (`FunctionsRouter`).
         router.add("POST", "functions/:name") { _, _, parameters in
             throw ParseError(.scriptFailed, "Invalid function: \"\(parameters["name"])\"")
+        }
+        // Jobs are Cloud Code too; Parse checks the master key first (`FunctionsRouter.handleCloudJob`).
+        for path in ["jobs", "jobs/:name"] {
+            router.add("POST", path) { _, context, _ in
+                try context.requireMaster()
+                throw ParseError(.scriptFailed, "Invalid job.")
+            }
         }
         // Analytics events are accepted and dropped, as by Parse without an analytics adapter.
         router.add("POST", "events/:name") { _, _, _ in APIResponse(body: [:]) }

@@ -22,6 +22,9 @@ enum UserRoutes {
         router.add("GET", "login") { request, context, _ in try LogIn.handle(request, context: context) }
         router.add("POST", "login") { request, context, _ in try LogIn.handle(request, context: context) }
         router.add("POST", "logout") { _, context, _ in try LogIn.logOut(context: context) }
+        router.add("GET", "verifyPassword") { request, context, _ in try LogIn.verifyPassword(request, context: context) }
+        router.add("POST", "verifyPassword") { request, context, _ in try LogIn.verifyPassword(request, context: context) }
+        router.add("POST", "loginAs") { request, context, _ in try LogIn.logInAs(request, context: context) }
     }
 
     /// The caller's own user, with the session token it presented; 209 without one.

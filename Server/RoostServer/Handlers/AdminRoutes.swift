@@ -1,0 +1,53 @@
+import RoostCore
+
+/// Master-key endpoints for tools such as Parse Dashboard: `GET /serverInfo` (Parse's
+/// `FeaturesRouter`) and `DELETE /purge/<C>` (`PurgeRouter`).
+enum AdminRoutes {
+    /// The Parse Server release whose REST API Roost follows; Parse Dashboard reads it to decide
+    /// which screens to offer.
+    static let parseServerVersion = "8.0.0"
+
+    static func register(in router: inout Router) {
+        router.add("GET", "serverInfo") { _, context, _ in
+            try context.requireMaster()
+            return APIResponse(body: ["features": features, "parseServerVersion": .string(parseServerVersion)])
+        }
+        router.add("DELETE", "purge/:className") { _, context, parameters in
+            try context.requireMaster()
+            try purge(parameters["className"], context: context)
+            return APIResponse(body: [:])
+        }
+    }
+
+    /// Parse's feature list, answered for what Roost has: no webhooks, jobs, logs endpoint or push.
+    private static let features: JSON = [
+        "globalConfig": ["create": true, "read": true, "update": true, "delete": true],
+        "hooks": ["create": false, "read": false, "update": false, "delete": false],
+        "cloudCode": ["jobs": false],
+        "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
+        "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": false,
+                 "localization": false],
+        "schemas": ["addField": true, "removeField": true, "addClass": true, "removeClass": true,
+                    "clearAllDataFromClass": true, "exportClass": false, "editClassLevelPermissions": true,
+                    "editPointerPermissions": true],
+    ]
+
+    /// Deletes every object of the class and keeps its schema. Users take their password hashes and
+    /// sessions with them; `_Session` empties the session table.
+    private static func purge(_ className: String, context: RequestContext) throws {
+        try context.write { db in
+            db.changedAuthentication = true  // Users, sessions and roles may all be gone.
+            if className == "_Session" {
+                try db.execute("DELETE FROM _session")
+                return
+            }
+            guard let schema = try SchemaStore.load(className, in: db) else { return }  // Nothing stored: nothing to purge.
+            try db.execute("DELETE FROM \(schema.tableName)", cacheable: false)
+            try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(className)])
+            if className == UserStore.className {
+                try db.execute("DELETE FROM _password")
+                try db.execute("DELETE FROM _session")
+            }
+        }
+    }
+}

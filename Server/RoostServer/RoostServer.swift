@@ -117,10 +117,9 @@ public final class RoostServer: @unchecked Sendable {
         // Parse ignores a session token only on POST /login; anywhere else a bad one fails the request.
         let isLogin = method == "POST" && segments == ["login"]
         let user = isLogin ? nil : try credentials.sessionToken.map { try authenticate($0) }
-        let host = request.headers["host"] ?? "\(config.host):\(config.port)"
         let context = RequestContext(
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
-            requestId: requestId, logger: logger, publicURL: "http://\(host)\(mount)", transaction: nil)
+            requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil)
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
         if method == "GET", PropertyList.wants(request.headers["accept"]) {
             let response = try dispatch(apiRequest, context)
@@ -191,4 +190,11 @@ final class RequestCounter: Sendable {
     func next() -> String { String(nextNumber(), radix: 36) }
 
     func nextNumber() -> UInt64 { value.add(1, ordering: .relaxed).newValue }
+}
+
+extension RoostServer {
+    /// `http://<Host><mount>`, as Parse builds the base of `Location` headers and file URLs.
+    func publicURL(_ request: HTTPRequest) -> String {
+        "http://\(request.headers["host"] ?? "\(config.host):\(config.port)")\(config.mountPath)"
+    }
 }

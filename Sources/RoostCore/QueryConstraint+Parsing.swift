@@ -103,11 +103,12 @@ extension QueryConstraint {
             return .nearSphere(point, maxDistance: try maxDistance(members))
         case "$within":
             guard let box = operand["$box"]?.arrayValue, box.count == 2 else { throw ParseError(.invalidJSON, "bad $within $box value") }
-            let southWest = try geoPoint(box[0], "$box"), northEast = try geoPoint(box[1], "$box")
-            guard southWest.latitude <= northEast.latitude else {
-                throw ParseError(.invalidJSON, "bad $within $box: the south-west corner must be south of the north-east corner")
-            }
-            return .withinBox(southWest: southWest, northEast: northEast)
+            let first = try geoPoint(box[0], "$box"), second = try geoPoint(box[1], "$box")
+            // Any two opposite corners, as MongoDB and Postgres take them (the REST guide's example
+            // gives the northern corner first).
+            return .withinBox(
+                southWest: GeoPoint(latitude: min(first.latitude, second.latitude), longitude: min(first.longitude, second.longitude)),
+                northEast: GeoPoint(latitude: max(first.latitude, second.latitude), longitude: max(first.longitude, second.longitude)))
         case "$geoWithin":
             if let polygon = operand["$polygon"] {
                 let points = try polygonPoints(polygon)

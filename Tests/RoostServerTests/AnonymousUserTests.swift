@@ -53,6 +53,20 @@ import Testing
         #expect(users.json["count"] == 2)
     }
 
+    /// Parse's `handleAuthData`: one anonymous id belongs to one user.
+    @Test func anAnonymousIdCannotBeLinkedToASecondUser() async throws {
+        let api = try RecordingServer()
+        let anonymousId = newAnonymousId()
+        let first = try #require(try await api.anonymous(anonymousId).json["objectId"]?.stringValue)
+        let other = try await api.signUp("other", "pw-other-link")
+        let linked = try await api.send("PUT", "/users/\(other.id)", json: ["authData": ["anonymous": ["id": .string(anonymousId)]]],
+                                        token: other.token)
+        expectError(linked, 208, "this auth is already used")
+        // Logging in with the id still reaches the first user only.
+        #expect(try await api.anonymous(anonymousId).json["objectId"]?.stringValue == first)
+        api.expectNeverShown(["pw-other-link"])
+    }
+
     @Test func anonymousUsersHaveNoPasswordToLogInWith() async throws {
         let api = try RecordingServer()
         let created = try await api.anonymous(newAnonymousId())

@@ -60,6 +60,22 @@ import Testing
             #expect(reset.json["error"]?.stringValue?.contains("emailAdapter") == true)
         }
         #expect(try await server.request("POST", "/events/AppOpened", json: [:], appId: false).status == 403)
+
+        // Push without a push adapter: 115, after Parse's own checks of the target; master key first.
+        let push = ["where": ["deviceType": "ios"], "data": ["alert": "Hello"]] as JSON
+        #expect(try await server.request("POST", "/push", json: push).status == 403)
+        #expect(try await server.request("POST", "/push", json: push, master: true).json
+            == ["code": 115, "error": "Missing push configuration"])
+        #expect(try await server.request("POST", "/push", json: ["data": ["alert": "Hi"]], master: true).json["code"] == 115)
+        // No webhooks and no scheduled jobs: empty lists for the master key.
+        for path in ["/hooks/functions", "/hooks/triggers", "/cloud_code/jobs"] {
+            let list = try await server.request("GET", path, master: true)
+            #expect(list.status == 200)
+            #expect(list.json == [])
+            #expect(try await server.request("GET", path).status == 403)
+        }
+        let hook = try await server.request("GET", "/hooks/functions/hello", master: true)
+        #expect(hook.json == ["code": 143, "error": "no function named: hello is defined"])
         // A client's request, not a server fault: nothing at error level in the log.
         #expect(server.stop() == 0)
         #expect(!server.log().contains(" error "))

@@ -30,9 +30,17 @@ import Testing
         #expect(download.body == text)
         #expect(download.headers["content-type"] == "text/plain")
 
-        // An object can point to it.
-        let object = try await server.request("POST", "/classes/Post", json: ["attachment": ["__type": "File", "name": .string(name), "url": .string(url)]])
+        // An object can point to it; reads answer the file's URL whatever URL the client stored, as
+        // Parse's `expandFilesInObject` (the stored value keeps the name only).
+        let object = try await server.request("POST", "/classes/Post", json: ["attachment": ["__type": "File", "name": .string(name), "url": "http://elsewhere.example/x"]])
         #expect(object.status == 201)
+        let postId = try #require(object.json["objectId"]?.stringValue)
+        let expected: JSON = ["__type": "File", "name": .string(name), "url": .string(url)]
+        #expect(try await server.request("GET", "/classes/Post/\(postId)").json["attachment"] == expected)
+        #expect(try await server.request("GET", "/classes/Post").json["results"]?.arrayValue?.first?["attachment"] == expected)
+        let comment = try await server.create("Comment", ["post": pointer("Post", postId)])
+        let included = try await server.request("GET", "/classes/Comment/\(comment)", query: ["include": "post"])
+        #expect(included.json["post"]?["attachment"] == expected)
 
         let missing = try await server.request("GET", "/files/\(TestServer.applicationId)/nothing.txt", appId: false)
         #expect(missing.status == 404)

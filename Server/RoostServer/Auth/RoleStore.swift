@@ -33,8 +33,9 @@ enum RoleStore {
     }
 }
 
-/// The rules `_Role` adds to the generic save path: a name of letters, digits, `_`, `-` and spaces,
-/// set on creation and never changed (the database keeps it unique: 137), and an explicit ACL.
+/// The rules `_Role` adds to the generic save path: a name, set on creation and never changed (the
+/// database keeps it unique: 137), and an explicit ACL. The name's characters are checked by the
+/// SDKs only; Parse Server accepts any non-empty name, and so does Roost.
 struct RoleRules: SaveRules {
     func check(_ changes: ObjectWriter.Changes, existing: StoredObject?) throws {
         let name = changes.operations["name"]
@@ -45,9 +46,6 @@ struct RoleRules: SaveRules {
             return
         }
         guard case .set(.string(let text))? = name, !text.isEmpty else { throw ParseError(.incorrectType, "name is required.") }
-        guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == " " }) else {
-            throw ParseError(.incorrectType, "A role's name can be only contain alphanumeric characters, _, -, and spaces.")
-        }
         guard changes.acl != nil else { throw ParseError(.incorrectType, "ACL is required.") }
     }
 }

@@ -65,8 +65,13 @@ enum UserWriter {
         return at > email.startIndex && email.index(after: at) < email.endIndex
     }
 
-    /// 202/203 unless the username and email are free (ignoring case) for `userId`.
+    /// 202/203 unless the username and email are free (ignoring case) for `userId`; 208 when the
+    /// anonymous id to link already belongs to another user (Parse's `handleAuthData`).
     static func checkUnique(_ credentials: Credentials, userId: String?, schema: ClassSchema, in db: SQLiteConnection) throws {
+        if case .some(.some(let anonymousId)) = credentials.anonymousId,
+            let owner = try UserStore.find(anonymousId: anonymousId, schema: schema, in: db), owner.objectId != userId {
+            throw ParseError(.accountAlreadyLinked, "this auth is already used")
+        }
         if let username = credentials.username, try UserStore.isUsernameTaken(username, excluding: userId, schema: schema, in: db) {
             throw ParseError(.usernameTaken, "Account already exists for this username.")
         }

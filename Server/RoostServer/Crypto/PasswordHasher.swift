@@ -55,9 +55,10 @@ public struct PasswordHasher: Sendable {
     }
 }
 
-/// Session tokens: `r:` + 32 random alphanumerics; only their SHA-256 is stored.
+/// Session tokens; only their SHA-256 is stored.
 public enum SessionToken {
-    public static func generate() throws -> String { "r:" + (try SecureRandom.alphanumeric(32)) }
+    /// `r:` and 32 lowercase hex characters (128 random bits), the form Parse Server issues.
+    public static func generate() throws -> String { "r:" + (try SecureRandom.hex(16)) }
 
     /// Lowercase hex SHA-256 of the token: what the database keeps.
     public static func digest(_ token: String) -> String {

@@ -81,6 +81,11 @@ enum ClassRoutes {
         var body: [String: JSON] = [:]
         let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
         var results = try rows.map(render ?? options.render)
+        let fileFields = FileURLs.fields(of: schema)
+        if !fileFields.isEmpty {
+            let urls = FileURLs(context: context)
+            results = try results.map { try urls.expand($0, fields: fileFields) }
+        }
         if !options.include.isEmpty {
             results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)
         }
@@ -113,7 +118,7 @@ enum ClassRoutes {
             options.excludeKeys.formUnion(hiddenKeys(of: objectId, className: className, protected: protected, context: context))
             guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
             if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }
-            let object = try options.render(row)
+            let object = try FileURLs(context: context).expand(try options.render(row), fields: FileURLs.fields(of: schema))
             if options.include.isEmpty { return object }
             return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys).first
         }

@@ -38,9 +38,7 @@ extension RoostServer {
         guard FileStore.isValidName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
         guard !bytes.isEmpty else { throw ParseError(.fileSaveError, "Invalid file upload.") }
         let stored = try files.save(bytes, name: name)
-        let host = request.headers["host"] ?? "\(config.host):\(config.port)"
-        let encodedName = stored.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? stored
-        let url = "http://\(host)\(config.mountPath)/files/\(config.applicationId)/\(encodedName)"
+        let url = FileURLs(base: "\(publicURL(request))/files/\(config.applicationId)/").url(for: stored)
         var response = encode(APIResponse(status: 201, body: ["url": .string(url), "name": .string(stored)]))
         response.headers.append(("Location", url))
         return response

@@ -1,6 +1,6 @@
 import RoostCore
 
-/// Parse endpoints whose machinery Roost does not have (Cloud Code and jobs, analytics, a mailer), answered
+/// Parse endpoints whose machinery Roost does not have (Cloud Code, jobs, webhooks, push, analytics, a mailer), answered
 /// exactly as Parse Server answers them when that machinery is not configured, so clients and
 /// the REST guide's examples get the replies they expect rather than an unknown route.
 enum UnpoweredRoutes {
@@ -18,6 +18,40 @@ enum UnpoweredRoutes {
                 try context.requireMaster()
                 throw ParseError(.scriptFailed, "Invalid job.")
             }
+        }
+        // No scheduled jobs and no webhooks: the lists are empty (`CloudCodeRouter`, `HooksRouter`).
+        router.add("GET", "cloud_code/jobs") { _, context, _ in
+            try context.requireMaster()
+            return APIResponse(body: [])
+        }
+        router.add("GET", "cloud_code/jobs/data") { _, context, _ in
+            try context.requireMaster()
+            return APIResponse(body: ["in_use": [], "jobs": []])
+        }
+        for path in ["hooks/functions", "hooks/triggers"] {
+            router.add("GET", path) { _, context, _ in
+                try context.requireMaster()
+                return APIResponse(body: [])
+            }
+        }
+        router.add("GET", "hooks/functions/:name") { _, context, parameters in
+            try context.requireMaster()
+            throw ParseError(.webhookError, "no function named: \(parameters["name"]) is defined")
+        }
+        router.add("GET", "hooks/triggers/:className/:trigger") { _, context, parameters in
+            try context.requireMaster()
+            throw ParseError(.webhookError, "class \(parameters["className"]) does not exist")
+        }
+        // No push adapter: Parse checks the target, then fails for want of one (`PushController.sendPush`).
+        router.add("POST", "push") { request, context, _ in
+            try context.requireMaster()
+            let body = try request.bodyObject()
+            let hasWhere = body["where"].map { $0 != .null } ?? false, hasChannels = body["channels"].map { $0 != .null } ?? false
+            if !hasWhere && !hasChannels {
+                throw ParseError(.pushMisconfigured, "Sending a push requires either \"channels\" or a \"where\" query.")
+            }
+            if hasWhere && hasChannels { throw ParseError(.pushMisconfigured, "Channels and query can not be set at the same time.") }
+            throw ParseError(.pushMisconfigured, "Missing push configuration")
         }
         // Analytics events are accepted and dropped, as by Parse without an analytics adapter.
         router.add("POST", "events/:name") { _, _, _ in APIResponse(body: [:]) }

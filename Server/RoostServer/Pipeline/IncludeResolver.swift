@@ -71,6 +71,7 @@ struct IncludeResolver {
             let grant = try? ClassPermissions.check(.get, schema, context: context)
         else { return [] }
         let hidden = ClassPermissions.protectedFields(schema, context: context)
+        let fileFields = FileURLs.fields(of: schema), urls = FileURLs(context: context)
         let rows = try ObjectStore.fetchMany(ids, from: schema, readableBy: context.aclSubjects, in: db)
         var objects: [JSON] = try rows.compactMap { row in
             let object = try row.decoded()
@@ -78,6 +79,7 @@ struct IncludeResolver {
             var json = className == UserStore.className
                 ? UserStore.wireJSON(object, viewerId: context.user?.id, isMaster: context.isMaster)
                 : object.wireJSON(excluding: hidden)
+            json = try urls.expand(json, fields: fileFields)
             if case .object(var members) = json {
                 members["__type"] = "Object"
                 members["className"] = .string(className)

@@ -126,7 +126,7 @@ func expectError(_ response: TestResponse, _ code: Int, _ message: String? = nil
 /// Whether `token` has the shape of a Roost session token: `r:` and 32 characters from `A–Z a–z 0–9`.
 func isSessionToken(_ token: String?) -> Bool {
     guard let token else { return false }
-    return token.range(of: #"^r:[A-Za-z0-9]{32}$"#, options: .regularExpression) != nil
+    return token.range(of: #"^r:[0-9a-f]{32}$"#, options: .regularExpression) != nil
 }
 
 /// A fresh anonymous id, as the SDKs make them (a lowercase UUID).

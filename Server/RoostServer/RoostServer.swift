@@ -36,6 +36,7 @@ public final class RoostServer: @unchecked Sendable {
         ConfigRoutes.register(in: &router)
         UnpoweredRoutes.register(in: &router)
         AdminRoutes.register(in: &router)
+        AggregateRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }
     }
 

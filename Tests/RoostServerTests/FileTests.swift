@@ -42,6 +42,14 @@ import Testing
         let included = try await server.request("GET", "/classes/Comment/\(comment)", query: ["include": "post"])
         #expect(included.json["post"]?["attachment"] == expected)
 
+        // Parse's answers for metadata (no adapter keeps any) and for an upload without a name.
+        let metadata = try await server.request("GET", "/files/\(TestServer.applicationId)/metadata/\(name)", appId: false)
+        #expect(metadata.status == 200)
+        #expect(metadata.json == [:])
+        let unnamed = try await server.request("POST", "/files", body: text, headers: ["X-Parse-Session-Token": token])
+        #expect(unnamed.json == ["code": 122, "error": "Filename not provided."])
+        #expect(unnamed.status == 400)
+
         let missing = try await server.request("GET", "/files/\(TestServer.applicationId)/nothing.txt", appId: false)
         #expect(missing.status == 404)
         #expect(missing.text == "File not found.")

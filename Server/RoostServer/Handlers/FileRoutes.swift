@@ -10,6 +10,9 @@ extension RoostServer {
     func handleFile(_ request: HTTPRequest, segments: [String]) throws -> HTTPResponse {
         switch (request.method, segments.count) {
         case ("GET", 3): return download(applicationId: segments[1], name: segments[2])
+        // Metadata needs a files adapter that keeps it; Parse answers `{}` for adapters without.
+        case ("GET", 4) where segments[2] == "metadata": return encode(APIResponse(body: [:]))
+        case ("POST", 1): throw ParseError(.invalidFileName, "Filename not provided.")
         case ("POST", 2): return try upload(request, name: segments[1])
         case ("DELETE", 2): return try deleteFile(request, name: segments[1])
         default: throw APIError.routeNotFound(method: request.method, path: "/" + segments.joined(separator: "/"))

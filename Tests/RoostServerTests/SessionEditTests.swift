@@ -83,7 +83,8 @@ import Testing
         // Someone else's session looks missing; the server's own fields are refused.
         expectError(try await api.send("PUT", "/sessions/\(bobSession)", json: ["customField": "x"], token: alice.token), 101, "Object not found.")
         for field: (String, JSON) in [("sessionToken", "r:x"), ("installationId", "other"), ("ACL", [:]),
-                                     ("user", pointer("_User", bob.id))] {
+                                     ("user", pointer("_User", bob.id)), ("expiresAt", date("2099-01-01T00:00:00.000Z")),
+                                     ("createdWith", ["action": "login"])] {
             expectError(try await api.send("PUT", "/sessions/\(aliceSession)", json: [field.0: field.1], token: alice.token), 105)
         }
         // The REST guide's `PUT /sessions/me` has no route in Parse Server: it looks for a session named "me".

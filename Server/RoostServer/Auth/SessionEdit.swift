@@ -34,11 +34,16 @@ enum SessionEdit {
             headers: [("Location", "\(context.publicURL)/classes/_Session/\(created.session.objectId)")])
     }
 
-    /// `PUT /sessions/<id>`: the caller's own session (any, with the master key); `{updatedAt}`.
+    /// `PUT /sessions/<id>`: the caller's own session (any, with the master key, which alone may change
+    /// `expiresAt`, `createdWith` and the owner); `{updatedAt}`.
     static func update(_ objectId: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
         guard context.isMaster || context.user != nil else { throw ParseError(.invalidSessionToken, "Session token required.") }
         for key in ["installationId", "sessionToken"] where body[key] != nil {
             throw ParseError(.invalidKeyName, "\(key) of a session cannot be changed.")
+        }
+        // A client could otherwise keep its own session alive forever; recent Parse refuses both too.
+        for key in ["expiresAt", "createdWith"] where body[key] != nil && !context.isMaster {
+            throw ParseError(.invalidKeyName, "\(key) of a session is set by the server.")
         }
         var body = body
         body["objectId"] = nil

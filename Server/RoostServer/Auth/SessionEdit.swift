@@ -23,7 +23,7 @@ enum SessionEdit {
         body["objectId"] = nil  // Parse skips both when copying the body onto the session.
         body["user"] = nil
         let installationId = try string(body.removeValue(forKey: "installationId"), field: "installationId")
-        let fields = try customFields(body, onto: [:]).fields
+        let fields = try ObjectWriter.apply(try customOperations(body, isCreate: true), to: [:])
         let created = try context.write { db -> (token: String, session: SessionRecord) in
             guard try UserStore.exists(userId, in: db) else { throw ParseError(.objectNotFound, "Object not found.") }
             return try SessionStore.create(userId: userId, installationId: installationId, createdWith: ["action": "create"],
@@ -64,12 +64,12 @@ enum SessionEdit {
             guard case .object = value else { throw mismatch("createdWith", expected: .object, value) }
             return value
         }
-        let edit = try customFields(body, onto: nil)
+        let operations = try customOperations(body, isCreate: false)
         let (updatedAt, fields) = try context.write { db -> (ParseDate, [String: JSON]) in
             guard let session = try SessionStore.find(objectId: objectId, in: db),
                 context.isMaster || session.userId == context.user?.id
             else { throw ObjectWriter.objectNotFound }
-            let fields = try ObjectWriter.apply(edit.operations, to: session.fields)
+            let fields = try ObjectWriter.apply(operations, to: session.fields)
             if let newUserId, newUserId != session.userId, !(try UserStore.exists(newUserId, in: db)) {
                 throw ParseError(.objectNotFound, "Object not found.")
             }
@@ -79,7 +79,7 @@ enum SessionEdit {
             return (updatedAt, fields)
         }
         var response: [String: JSON] = ["updatedAt": .string(updatedAt.iso)]
-        for (key, operation) in edit.operations where operation.echoesResult { response[key] = fields[key] ?? .null }
+        for (key, operation) in operations where operation.echoesResult { response[key] = fields[key] ?? .null }
         return APIResponse(body: .object(response))
     }
 
@@ -105,21 +105,18 @@ enum SessionEdit {
         return .object(members)
     }
 
-    /// The body's own fields: ordinary field names and values (operations allowed on update);
+    /// The body's own fields as operations: ordinary field names and values (operations allowed);
     /// the ACL and the server's fields are refused.
-    /// - Parameter current: `nil` on update, where the operations are applied later to the stored fields.
-    private static func customFields(_ body: [String: JSON], onto current: [String: JSON]?)
-        throws -> (operations: [String: FieldOperation], fields: [String: JSON]) {
+    private static func customOperations(_ body: [String: JSON], isCreate: Bool) throws -> [String: FieldOperation] {
         if body["ACL"] != nil { throw ParseError(.invalidKeyName, "Cannot set ACL on a Session.") }
         for key in ["sessionToken", "createdWith", "expiresAt"] where body[key] != nil {
             throw ParseError(.invalidKeyName, "\(key) of a session is set by the server.")
         }
-        let changes = try ObjectWriter.decode(body, isCreate: current != nil)
+        let changes = try ObjectWriter.decode(body, isCreate: isCreate)
         if changes.operations.values.contains(where: { if case .relation = $0 { true } else { false } }) {
             throw ParseError(.incorrectType, "Sessions cannot hold relations.")
         }
-        guard let current else { return (changes.operations, [:]) }
-        return (changes.operations, try ObjectWriter.apply(changes.operations, to: current))
+        return changes.operations
     }
 
     private static func userPointer(_ value: JSON?) -> String? {

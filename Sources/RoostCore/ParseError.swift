@@ -24,6 +24,8 @@ public struct ParseErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let timeout = ParseErrorCode(rawValue: 124)
     public static let invalidEmailAddress = ParseErrorCode(rawValue: 125)
     public static let fileSaveError = ParseErrorCode(rawValue: 130)
+    /// A device token shared by several installations, saved without an installationId (no SDK names 132).
+    public static let installationIdRequired = ParseErrorCode(rawValue: 132)
     public static let missingRequiredField = ParseErrorCode(rawValue: 135)
     public static let invalidInstallationId = ParseErrorCode(rawValue: 136)
     public static let duplicateValue = ParseErrorCode(rawValue: 137)

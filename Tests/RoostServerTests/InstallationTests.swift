@@ -72,4 +72,70 @@ import Testing
         let named = try await server.request("PUT", "/installations/\(tokenId)", json: ["installationId": "b7b1c2d3-0000-4000-8000-000000000003"])
         #expect(named.status == 200, "\(named.text)")
     }
+
+    /// Parse's `handleInstallation`: an iOS token is one device, whichever installation holds it.
+    @Test func aDeviceTokenNamesOneInstallationAsParseKeepsThem() async throws {
+        let server = try TestServer()
+        let token = "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789"
+        func installations() async throws -> [JSON] {
+            try await server.request("GET", "/installations", master: true, query: ["order": "createdAt"]).json["results"]?.arrayValue ?? []
+        }
+
+        // The REST guide's iOS registration, twice: one record, its 64-character token lowercased.
+        let first = try await server.request("POST", "/installations", json: ["deviceType": "ios", "deviceToken": .string(token), "channels": [""]])
+        #expect(first.status == 201, "\(first.text)")
+        let id = try #require(first.json["objectId"]?.stringValue)
+        let again = try await server.request("POST", "/installations", json: ["deviceType": "ios", "deviceToken": .string(token.lowercased()), "channels": ["Giants"]])
+        #expect(again.status == 200, "\(again.text)")
+        #expect(again.json["updatedAt"] != nil && again.json["objectId"] == nil)
+        var all = try await installations()
+        #expect(all.count == 1)
+        #expect(all.first?["deviceToken"] == .string(token.lowercased()))
+        #expect(all.first?["channels"] == ["Giants"])
+
+        // The app gains an installationId: the token's record takes it.
+        let named = try await server.request("POST", "/installations", json: [
+            "deviceType": "ios", "deviceToken": .string(token), "installationId": "install-a",
+        ])
+        #expect(named.status == 200, "\(named.text)")
+        all = try await installations()
+        #expect(all.count == 1 && all.first?["installationId"] == "install-a" && all.first?["objectId"] == .string(id))
+
+        // A reinstall (new installationId, same token) replaces the old record.
+        let reinstall = try await server.request("POST", "/installations", json: [
+            "deviceType": "ios", "deviceToken": .string(token), "installationId": "install-b",
+        ])
+        #expect(reinstall.status == 201, "\(reinstall.text)")
+        all = try await installations()
+        #expect(all.count == 1 && all.first?["installationId"] == "install-b")
+
+        // The one merge: a record known by id only absorbs into the record known by token only.
+        let byId = try await server.request("POST", "/installations", json: ["deviceType": "ios", "installationId": "install-c"])
+        let byToken = try await server.request("POST", "/installations", json: ["deviceType": "ios", "deviceToken": "token-d"])
+        let tokenRecord = try #require(byToken.json["objectId"]?.stringValue)
+        #expect(byId.status == 201 && byToken.status == 201)
+        let merged = try await server.request("POST", "/installations", json: [
+            "deviceType": "ios", "installationId": "install-c", "deviceToken": "token-d", "badge": 2,
+        ])
+        #expect(merged.status == 200, "\(merged.text)")
+        all = try await installations()
+        #expect(all.count == 2)
+        let survivor = try #require(all.first { $0["deviceToken"] == "token-d" })
+        #expect(survivor["objectId"] == .string(tokenRecord) && survivor["installationId"] == "install-c" && survivor["badge"] == 2)
+
+        // A token shared by two installations cannot be saved without saying which.
+        let other = try await server.request("POST", "/installations", json: ["deviceType": "ios", "installationId": "install-e"])
+        let otherId = try #require(other.json["objectId"]?.stringValue)
+        #expect(try await server.request("PUT", "/installations/\(otherId)", json: ["deviceToken": "token-d"]).status == 200)
+        let ambiguous = try await server.request("POST", "/installations", json: ["deviceType": "ios", "deviceToken": "token-d"])
+        #expect(ambiguous.json == ["code": 132, "error": "Must specify installationId when deviceToken matches multiple Installation objects"])
+
+        // Updates: Parse's sanity checks.
+        let missing = try await server.request("PUT", "/installations/nosuchid00", json: ["deviceType": "ios"])
+        #expect(missing.status == 404 && missing.json == ["code": 101, "error": "Object not found for update."])
+        let retoken = try await server.request("POST", "/installations", json: ["deviceType": "android", "deviceToken": "token-f"])
+        let retokenId = try #require(retoken.json["objectId"]?.stringValue)
+        let changed = try await server.request("PUT", "/installations/\(retokenId)", json: ["deviceToken": "token-g"])
+        #expect(changed.json == ["code": 136, "error": "deviceToken may not be changed in this operation"])
+    }
 }

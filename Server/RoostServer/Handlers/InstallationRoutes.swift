@@ -4,8 +4,8 @@ import RoostCore
 ///
 /// Clients create, read and update installations; only the master key may list or delete them.
 /// A create names the device by `installationId` (or the `X-Parse-Installation-Id` header) or
-/// `deviceToken`, and gives its `deviceType`; a create for an `installationId` already stored
-/// updates that installation instead, so a reinstalling client keeps one record.
+/// `deviceToken`, and gives its `deviceType`; `InstallationMatch` turns a create for a device
+/// already stored into an update of it.
 enum InstallationRoutes {
     static let className = "_Installation"
     static let defaultFields: [String: FieldType] = [
@@ -19,20 +19,7 @@ enum InstallationRoutes {
             router.add("POST", base) { request, context, _ in
                 var body = try request.bodyObject()
                 if body["installationId"] == nil, let header = context.installationId { body["installationId"] = .string(header) }
-                if case .string(let id)? = body["installationId"] { body["installationId"] = .string(id.lowercased()) }
-                // The lookup and the save in one transaction: two saves of one installationId make one record.
-                return try context.write { db in
-                    var inTransaction = context
-                    inTransaction.transaction = db
-                    let schema = try schema(in: db)
-                    if case .string(let id)? = body["installationId"],
-                        let existing = try db.fetchRows("SELECT objectId FROM \(schema.tableName) WHERE json_extract(data, '$.installationId') = ?",
-                                                        [.text(id)], cacheable: true).first?.first?.text {
-                        body.removeValue(forKey: "installationId")  // Already stored, and unchangeable.
-                        return try ObjectWriter.update(className, objectId: existing, body: body, context: inTransaction, rules: Rules())
-                    }
-                    return try ObjectWriter.create(className, body: body, context: inTransaction, rules: Rules())
-                }
+                return try save(&body, objectId: nil, context: context)
             }
             router.add("GET", base) { request, context, _ in
                 guard context.isMaster else { throw refused("find") }
@@ -43,13 +30,31 @@ enum InstallationRoutes {
             }
             router.add("PUT", base + "/:objectId") { request, context, parameters in
                 var body = try request.bodyObject()
-                if case .string(let id)? = body["installationId"] { body["installationId"] = .string(id.lowercased()) }
-                return try ObjectWriter.update(className, objectId: parameters["objectId"], body: body, context: context, rules: Rules())
+                return try save(&body, objectId: parameters["objectId"], context: context)
             }
             router.add("DELETE", base + "/:objectId") { _, context, parameters in
                 guard context.isMaster else { throw refused("delete") }
                 return try ClassRoutes.delete(className, parameters["objectId"], context: context, isSystemRoute: true)
             }
+        }
+    }
+
+    /// A create or update, after `InstallationMatch` decided which stored installation it is about.
+    /// The lookup and the save share one transaction: two saves of one device make one record.
+    private static func save(_ body: inout [String: JSON], objectId: String?, context: RequestContext) throws -> APIResponse {
+        try context.write { db in
+            var inTransaction = context
+            inTransaction.transaction = db
+            let match = InstallationMatch(schema: try schema(in: db), db: db)
+            let headerId = context.isMaster ? nil : context.installationId
+            guard let target = try match.resolve(&body, objectId: objectId, headerInstallationId: headerId) else {
+                return try ObjectWriter.create(className, body: body, context: inTransaction, rules: Rules())
+            }
+            if objectId == nil {  // A create about a stored device updates it.
+                body.removeValue(forKey: "objectId")
+                body.removeValue(forKey: "createdAt")
+            }
+            return try ObjectWriter.update(className, objectId: target, body: body, context: inTransaction, rules: Rules())
         }
     }
 
@@ -61,37 +66,14 @@ enum InstallationRoutes {
     private static func schema(in db: SQLiteConnection) throws -> ClassSchema {
         if let schema = try SchemaStore.load(className, in: db) { return schema }
         let schema = try SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
-        try db.execute("CREATE INDEX \"c\(schema.id)_installationId\" ON \(schema.tableName) (json_extract(data, '$.installationId'))",
-                       cacheable: false)
+        for key in ["installationId", "deviceToken"] {
+            try db.execute("CREATE INDEX \"c\(schema.id)_\(key)\" ON \(schema.tableName) (json_extract(data, '$.\(key)'))", cacheable: false)
+        }
         return schema
     }
 
-    /// Parse's `RestWrite.handleInstallation` checks.
+    /// Parse's checks on installations are `InstallationMatch`'s, made before the save.
     struct Rules: SaveRules {
-        func check(_ changes: ObjectWriter.Changes, existing: StoredObject?) throws {
-            let installationId = changes.operations["installationId"], deviceType = changes.operations["deviceType"]
-            guard let existing else {
-                guard isSetString(installationId) || isSetString(changes.operations["deviceToken"]) else {
-                    throw ParseError(.missingRequiredField,
-                                     "at least one ID field (deviceToken, installationId) must be specified in this operation")
-                }
-                guard isSetString(deviceType) else {
-                    throw ParseError(.missingRequiredField, "deviceType must be specified in this operation")
-                }
-                return
-            }
-            // An installation without an id may be given one; a stored id never changes.
-            if let installationId, let stored = existing.fields["installationId"], installationId != .set(stored) {
-                throw ParseError(.invalidInstallationId, "installationId may not be changed in this operation")
-            }
-            if let deviceType, deviceType != .set(existing.fields["deviceType"] ?? .null) {
-                throw ParseError(.invalidInstallationId, "deviceType may not be changed in this operation")
-            }
-        }
-
-        private func isSetString(_ operation: FieldOperation?) -> Bool {
-            if case .set(.string(let text))? = operation { return !text.isEmpty }
-            return false
-        }
+        func check(_ changes: ObjectWriter.Changes, existing: StoredObject?) throws {}
     }
 }

@@ -174,4 +174,23 @@ import Testing
         let plain = try await s.request("PUT", "/classes/Board/\(board)", json: ["pins": "text"])
         expectParseError(plain, 111)
     }
+
+    /// The JS SDK's `relation.query()` on an object it did not fetch asks the parent's class with
+    /// `redirectClassNameForKey`; Parse runs the query on the relation's target class.
+    @Test func redirectClassNameForKeyQueriesTheTargetClass() async throws {
+        let f = try await fixture()
+        let board = try await f.server.create("Board", ["pins": relation("AddRelation", [pin(f, "p2"), pin(f, "p3")])])
+        let constraint: JSON = ["$relatedTo": ["object": pointer("Board", board), "key": "pins"]]
+        let redirected = try await f.server.query("Board", ["where": constraint, "redirectClassNameForKey": "pins", "order": "n", "count": 1])
+        #expect(redirected.status == 200, "\(redirected.text)")
+        let results = redirected.json["results"]?.arrayValue ?? []
+        #expect(results.map { $0["name"] } == ["p2", "p3"])
+        #expect(results.allSatisfy { $0["className"] == "Pin" })
+        #expect(redirected.json["count"] == 2)
+
+        // A key that is not a relation leaves the query on the class named.
+        let plain = try await f.server.query("Board", ["redirectClassNameForKey": "name"])
+        #expect(plain.json["results"]?.arrayValue?.map { $0["objectId"] } == [.string(board)])
+        #expect(plain.json["results"]?.arrayValue?.first?["className"] == nil)
+    }
 }

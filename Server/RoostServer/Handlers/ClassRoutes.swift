@@ -44,6 +44,32 @@ enum ClassRoutes {
     static func find(_ className: String, request: APIRequest, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
         var options = try QueryOptions.parse(try request.parameters())
+        if let key = options.redirectKey {
+            options.redirectKey = nil
+            if let target = try context.read({ db in try relationTarget(className, key, in: db) }) {
+                return try tagged(try find(target, options: options, context: context), className: target)
+            }
+        }
+        return try find(className, options: options, context: context)
+    }
+
+    /// Parse's `redirectClassNameForKey`: an SDK that knows a relation's parent but not its target
+    /// class (`relation.query()` on an object it did not fetch) names the field; the query runs on
+    /// the target class and each result says which class it is. A key that is not a relation keeps the class.
+    private static func relationTarget(_ className: String, _ key: String, in db: some SQLQuerying) throws -> String? {
+        guard case .relation(let target)? = try SchemaStore.load(className, in: db)?.fields[key] else { return nil }
+        return target
+    }
+
+    private static func tagged(_ response: APIResponse, className: String) throws -> APIResponse {
+        guard case .array(let results)? = response.body["results"] else { return response }
+        var response = response
+        response.body = try response.body.setting("results", to: .array(results.map { try $0.setting("className", to: .string(className)) }))
+        return response
+    }
+
+    private static func find(_ className: String, options: QueryOptions, context: RequestContext) throws -> APIResponse {
+        var options = options
         options.find.readableBy = context.aclSubjects
         options.find.authorizeSubquery = { schema in _ = try ClassPermissions.check(.find, schema, context: context) }
         return try context.read { db in

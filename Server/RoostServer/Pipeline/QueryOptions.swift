@@ -10,6 +10,8 @@ struct QueryOptions {
     var include: [[String]] = []
     /// For `keys=post.title`: per include path, the fields to keep of the included objects.
     var includeKeys: [String: Set<String>] = [:]
+    /// `redirectClassNameForKey`: query the target class of this relation field instead of the class named.
+    var redirectKey: String?
 
     static let findParameters: Set<String> = [
         "where", "order", "limit", "skip", "count", "keys", "excludeKeys", "include", "includeAll",
@@ -63,6 +65,9 @@ struct QueryOptions {
                     }
                 }
             case "excludeKeys": options.excludeKeys = Set(try list(value, name))
+            case "redirectClassNameForKey":
+                guard case .string(let key) = value else { throw ParseError(.invalidQuery, "redirectClassNameForKey must be a string") }
+                options.redirectKey = key
             case "include":
                 options.include += try list(value, name).map { path in
                     let parts = path.split(separator: ".").map(String.init)

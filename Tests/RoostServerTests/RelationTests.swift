@@ -188,6 +188,11 @@ import Testing
         #expect(results.allSatisfy { $0["className"] == "Pin" })
         #expect(redirected.json["count"] == 2)
 
+        // `Delete` on a relation field leaves the relation and its marker, as Parse Server does.
+        #expect(try await f.server.update("Board", board, ["pins": ["__op": "Delete"]]).status == 200)
+        #expect(try await f.server.fetch("Board", board)["pins"] == ["__type": "Relation", "className": "Pin"])
+        #expect(try await related(f, board) == ["p2", "p3"])
+
         // A key that is not a relation leaves the query on the class named.
         let plain = try await f.server.query("Board", ["redirectClassNameForKey": "name"])
         #expect(plain.json["results"]?.arrayValue?.map { $0["objectId"] } == [.string(board)])

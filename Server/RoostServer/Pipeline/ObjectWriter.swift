@@ -55,6 +55,7 @@ enum ObjectWriter {
             try rules?.check(changes, existing: object)
             let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)
+            RelationStore.addMarkers(to: &object.fields, schema: schema)  // A `Delete` does not remove a relation (Parse keeps its pairs).
             if let acl = changes.acl { object.acl = acl }
             object.updatedAt = max(ParseDate.now(), object.updatedAt)
             try ObjectStore.update(object, in: schema, in: db)

@@ -235,6 +235,7 @@ import Testing
         let created = try await server.request("POST", "/classes/Game", json: [
             "n": ["__op": "Increment", "amount": 5], "tags": ["__op": "Add", "objects": ["x"]],
             "rm": ["__op": "Remove", "objects": ["x"]], "gone": ["__op": "Delete"],
+            "uniq": ["__op": "AddUnique", "objects": [1, 1]],
         ])
         #expect(created.json.objectValue?.keys.sorted() == ["createdAt", "objectId"])
         let flat = try await server.fetch("Game", try #require(created.json["objectId"]?.stringValue))
@@ -242,6 +243,7 @@ import Testing
         #expect(flat["tags"] == ["x"])
         #expect(flat["rm"] == [])
         #expect(flat["gone"] == nil)
+        #expect(flat["uniq"] == [1, 1])  // Flattened as given, as Parse does: AddUnique de-duplicates only against stored values.
     }
 
     @Test func secretsNeverReachTheLog() async throws {

@@ -23,7 +23,7 @@ enum SessionEdit {
         body["objectId"] = nil  // Parse skips both when copying the body onto the session.
         body["user"] = nil
         let installationId = try string(body.removeValue(forKey: "installationId"), field: "installationId")
-        let fields = try ObjectWriter.apply(try customOperations(body, isCreate: true), to: [:])
+        let fields = try ObjectWriter.apply(try customOperations(body, isCreate: true), to: nil)
         let created = try context.write { db -> (token: String, session: SessionRecord) in
             guard try UserStore.exists(userId, in: db) else { throw ParseError(.objectNotFound, "Object not found.") }
             return try SessionStore.create(userId: userId, installationId: installationId, createdWith: ["action": "create"],

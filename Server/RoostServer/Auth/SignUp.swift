@@ -72,7 +72,7 @@ enum SignUp {
         let schema = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
         let now = ParseDate.now()
         let objectId = try SecureRandom.objectId()
-        let fields = try UserWriter.applying(credentials, changes, to: [:])
+        let fields = try UserWriter.applying(credentials, changes, to: nil)
         let user = StoredObject(objectId: objectId, createdAt: now, updatedAt: now,
                                 acl: UserWriter.ownerACL(changes.acl, userId: objectId), fields: fields)
         try ObjectStore.insert(user, into: schema, in: db)

@@ -87,8 +87,8 @@ enum UserWriter {
         return .object(entries)
     }
 
-    /// The fields of a user after applying `credentials` and the ordinary `changes`.
-    static func applying(_ credentials: Credentials, _ changes: ObjectWriter.Changes, to fields: [String: JSON]) throws -> [String: JSON] {
+    /// The fields of a user after applying `credentials` and the ordinary `changes` (`fields` is `nil` for a new user).
+    static func applying(_ credentials: Credentials, _ changes: ObjectWriter.Changes, to fields: [String: JSON]?) throws -> [String: JSON] {
         var result = try ObjectWriter.apply(changes.operations, to: fields)
         if let username = credentials.username { result["username"] = .string(username) }
         if let email = credentials.email { result["email"] = .string(email) }

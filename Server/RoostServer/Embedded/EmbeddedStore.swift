@@ -29,7 +29,7 @@ public final class EmbeddedStore {
                 let schema = try ObjectWriter.schemaForWrite(className, changes, context: context, in: db)
                 let now = ParseDate.now()
                 let object = StoredObject(objectId: try SecureRandom.objectId(), createdAt: now, updatedAt: now,
-                                          acl: changes.acl, fields: try ObjectWriter.apply(changes.operations, to: [:]))
+                                          acl: changes.acl, fields: try ObjectWriter.apply(changes.operations, to: nil))
                 try ObjectStore.insert(object, into: schema, in: db)
                 ids.append(object.objectId)
             }

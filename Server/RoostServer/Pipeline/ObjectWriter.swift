@@ -27,7 +27,7 @@ enum ObjectWriter {
             let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
             var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(), createdAt: now, updatedAt: now,
                                       acl: changes.acl, fields: [:])
-            object.fields = try apply(changes.operations, to: [:])
+            object.fields = try apply(changes.operations, to: nil)
             RelationStore.addMarkers(to: &object.fields, schema: schema)
             try ObjectStore.insert(object, into: schema, in: db)
             try RelationStore.apply(changes.operations, className: className, objectId: object.objectId, in: db)
@@ -157,8 +157,16 @@ enum ObjectWriter {
         return schema
     }
 
-    /// Step 3: the fields after the operations (on create, `Increment` starts from 0 and arrays from empty).
-    static func apply(_ operations: [String: FieldOperation], to fields: [String: JSON]) throws -> [String: JSON] {
+    /// Step 3: the fields after the operations; `fields` is `nil` for a new object.
+    static func apply(_ operations: [String: FieldOperation], to fields: [String: JSON]?) throws -> [String: JSON] {
+        guard let fields else {
+            // A new object: Parse flattens the operations (`flattenUpdateOperatorsForCreate`), so
+            // `AddUnique` stores its objects as given, duplicates included.
+            return try operations.compactMapValues { operation in
+                if case .addUnique(let objects) = operation { return .array(objects) }
+                return try operation.applied(to: nil)
+            }
+        }
         var result = fields
         for (key, operation) in operations {
             result[key] = try operation.applied(to: fields[key])

@@ -59,6 +59,11 @@ import Testing
             ["method": "POST", "path": "/parse/classes/Game", "body": ["score": 1]],
         ]])
         #expect(fixed.json.arrayValue?.first?["success"]?["objectId"] != nil)
+        // A path under the mount that no route takes: Parse's router names it without the mount.
+        let unroutable = try await server.request("POST", "/batch", json: ["requests": [
+            ["method": "PATCH", "path": "/parse/classes/Game", "body": ["score": 1]],
+        ]])
+        #expect(unroutable.json == ["code": 107, "error": "cannot route PATCH /classes/Game"])
     }
 
     @Test func requestsMustBeAnArray() async throws {

@@ -65,7 +65,7 @@ enum BatchRoute {
         let segments = rawPath.dropFirst(mountPath.count).split(separator: "/").map { HTTPRequest.percentDecode($0, plusIsSpace: false) }
         if segments.first == "batch" { throw ParseError(.invalidJSON, "nested batch requests are not allowed") }
         guard router.match(method: method, segments: segments) != nil else {
-            throw ParseError(.invalidJSON, "cannot route \(method) \(rawPath)")
+            throw ParseError(.invalidJSON, "cannot route \(method) \(rawPath.dropFirst(mountPath.count))")  // Parse names the path without its mount.
         }
         var request = APIRequest(method: method, segments: segments, body: fields["body"], query: query)
         request.requestId = fields["requestId"]?.stringValue

@@ -105,4 +105,31 @@ import Testing
         let name = try #require(upload.json["name"]?.stringValue)
         #expect(try await server.request("GET", "/files/\(TestServer.applicationId)/\(name)", appId: false).body == text)
     }
+
+    /// Parse's `FilesController`: a name without an extension takes the one of its Content-Type
+    /// (the header, or `_ContentType` in the JS SDK form); a name with one keeps it.
+    @Test func aNameWithoutAnExtensionTakesTheContentTypes() async throws {
+        let server = try TestServer()
+        let token = try await signUp(server, ["username": "namer", "password": "pw-namer"])
+        func upload(_ name: String, _ contentType: String) async throws -> String {
+            let response = try await server.request("POST", "/files/\(name)", body: text,
+                                                    headers: ["Content-Type": contentType, "X-Parse-Session-Token": token])
+            #expect(response.status == 201, "\(response.text)")
+            return try #require(response.json["name"]?.stringValue)
+        }
+        let hello = try await upload("hello", "text/plain; charset=utf-8")
+        #expect(hello.hasSuffix("_hello.txt"))
+        let download = try await server.request("GET", "/files/\(TestServer.applicationId)/\(hello)", appId: false)
+        #expect(download.headers["content-type"] == "text/plain")
+        #expect(try await upload("photo", "image/jpeg").hasSuffix("_photo.jpeg"))
+        #expect(try await upload("notes.md", "text/plain").hasSuffix("_notes.md"))
+        #expect(try await upload("blob", "application/x-unknown").hasSuffix("_blob"))
+
+        let body: JSON = [
+            "base64": .string(Base64.encode(Array(text))), "_ContentType": "image/png",
+            "_ApplicationId": .string(TestServer.applicationId), "_SessionToken": .string(token),
+        ]
+        let jsForm = try await server.request("POST", "/files/picture", body: Data(body.encoded()), headers: ["Content-Type": "text/plain"], appId: false)
+        #expect(jsForm.json["name"]?.stringValue?.hasSuffix("_picture.png") == true, "\(jsForm.text)")
+    }
 }

@@ -22,10 +22,12 @@ extension RoostServer {
     private func upload(_ request: HTTPRequest, name: String) throws -> HTTPResponse {
         var credentials = Credentials(headers: request.headers)
         var bytes = request.body
+        var contentType = request.headers["content-type"]
         if credentials.applicationId != config.applicationId,
             case .object(var members)? = try? JSONParser.parse(request.body), members["_ApplicationId"] != nil {
-            // The JS SDK form: a JSON body with the keys and the file as base64.
+            // The JS SDK form: a JSON body with the keys, the type and the file as base64.
             credentials.adopt(from: &members)
+            contentType = members["_ContentType"]?.stringValue
             guard let base64 = members["base64"]?.stringValue, let decoded = Base64.decode(base64) else {
                 throw ParseError(.fileSaveError, "Invalid file upload.")
             }
@@ -40,7 +42,7 @@ extension RoostServer {
         guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
         guard FileStore.isValidName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
         guard !bytes.isEmpty else { throw ParseError(.fileSaveError, "Invalid file upload.") }
-        let stored = try files.save(bytes, name: name)
+        let stored = try files.save(bytes, name: FileStore.name(name, withExtensionFor: contentType))
         let url = FileURLs(base: "\(publicURL(request))/files/\(config.applicationId)/").url(for: stored)
         var response = encode(APIResponse(status: 201, body: ["url": .string(url), "name": .string(stored)]))
         response.headers.append(("Location", url))

@@ -40,15 +40,32 @@ final class FileStore: Sendable {
         return name.unicodeScalars.allSatisfy { isAlphanumeric($0) || "@. ~_-".unicodeScalars.contains($0) }
     }
 
+    /// Known types by extension; the first extension of a type is the one a name without one gets.
+    private static let types: [(ext: String, type: String)] = [
+        ("txt", "text/plain"), ("html", "text/html"), ("css", "text/css"), ("js", "application/javascript"),
+        ("json", "application/json"), ("xml", "application/xml"), ("pdf", "application/pdf"), ("png", "image/png"),
+        ("jpeg", "image/jpeg"), ("jpg", "image/jpeg"), ("gif", "image/gif"), ("webp", "image/webp"), ("svg", "image/svg+xml"),
+        ("mp3", "audio/mpeg"), ("mp4", "video/mp4"), ("zip", "application/zip"), ("csv", "text/csv"),
+    ]
+
     /// The Content-Type to serve a file with, from its extension.
     static func contentType(of name: String) -> String {
-        let types = [
-            "txt": "text/plain", "html": "text/html", "css": "text/css", "js": "application/javascript",
-            "json": "application/json", "xml": "application/xml", "pdf": "application/pdf", "png": "image/png",
-            "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "svg": "image/svg+xml",
-            "mp3": "audio/mpeg", "mp4": "video/mp4", "zip": "application/zip", "csv": "text/csv",
-        ]
-        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        return name.contains(".") ? types[ext] ?? "application/octet-stream" : "application/octet-stream"
+        guard let ext = fileExtension(name)?.lowercased() else { return "application/octet-stream" }
+        return types.first { $0.ext == ext }?.type ?? "application/octet-stream"
+    }
+
+    /// Parse (`FilesController.createFile`): a name without an extension takes the one of the
+    /// upload's Content-Type (`hello` sent as `text/plain` is stored as `…_hello.txt`).
+    static func name(_ name: String, withExtensionFor contentType: String?) -> String {
+        guard fileExtension(name) == nil, let contentType else { return name }
+        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard let ext = types.first(where: { $0.type == type })?.ext else { return name }
+        return name + "." + ext
+    }
+
+    /// As Node's `path.extname`: what follows the last `.`, unless the name starts with its only dot.
+    private static func fileExtension(_ name: String) -> String? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return String(name[name.index(after: dot)...])
     }
 }

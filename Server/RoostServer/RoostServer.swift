@@ -114,6 +114,7 @@ public final class RoostServer: @unchecked Sendable {
         }
         if method == "GET", case .object(let members)? = body, members.isEmpty { body = nil }
 
+        if credentials.hasMalformedContext { throw ParseError(.invalidJSON, "Invalid object for context.") }
         let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
         // Parse ignores a session token only on POST /login; anywhere else a bad one fails the request.
         let isLogin = method == "POST" && segments == ["login"]

@@ -210,6 +210,27 @@ import Testing
         #expect(bad.status == 400)
     }
 
+    /// Cloud Code's context must be an object, as Parse's `handleParseHeaders` checks, even with no Cloud Code to read it.
+    @Test func aCloudContextMustBeAnObject() async throws {
+        let server = try TestServer()
+        let malformed: JSON = ["code": 107, "error": "Invalid object for context."]
+        let good = try await server.request("GET", "/classes/Game", headers: ["X-Parse-Cloud-Context": #"{"source":"cli"}"#])
+        #expect(good.status == 200)
+        for header in ["[1]", "not json", "null", "5"] {
+            let bad = try await server.request("GET", "/classes/Game", headers: ["X-Parse-Cloud-Context": header])
+            #expect(bad.status == 400 && bad.json == malformed, "\(header)")
+        }
+        let app = JSON.string(TestServer.applicationId)
+        for context: JSON in [["source": "js"], #"{"source":"js"}"#, [1], nil, ""] {
+            let call = try await sdkCall(server, "/classes/Game", ["_method": "GET", "_ApplicationId": app, "_context": context])
+            #expect(call.status == 200, "\(context.jsonText)")
+        }
+        for context: JSON in ["[1]", "text", 5, true] {
+            let call = try await sdkCall(server, "/classes/Game", ["_method": "GET", "_ApplicationId": app, "_context": context])
+            #expect(call.status == 400 && call.json == malformed, "\(context.jsonText)")
+        }
+    }
+
     @Test func updateResponseEchoesOperationResultsOnly() async throws {
         let server = try TestServer()
         let id = try await server.create("Game", [

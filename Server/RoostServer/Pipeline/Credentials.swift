@@ -11,6 +11,9 @@ struct Credentials {
     /// `Authorization: Basic base64(appId:masterKey)`, which Parse accepts for master-level calls
     /// (`appId:javascript-key=…` names a JavaScript key, which Roost does not use).
     var basicAuth: (applicationId: String, masterKey: String?)?
+    /// Cloud Code's context (`X-Parse-Cloud-Context` or `_context`) is not an object. Roost runs no
+    /// Cloud Code, but Parse refuses such a request (107) before anything else, so Roost does too.
+    var hasMalformedContext = false
 
     init(headers: [String: String]) {
         if let header = headers["authorization"], header.lowercased().hasPrefix("basic "),
@@ -26,6 +29,9 @@ struct Credentials {
         installationId = headers["x-parse-installation-id"]
         restAPIKey = headers["x-parse-rest-api-key"]
         clientKey = headers["x-parse-client-key"]
+        if let context = headers["x-parse-cloud-context"] {
+            hasMalformedContext = !Credentials.isObject(try? JSONParser.parse(context))
+        }
     }
 
     /// The JS SDK form: keys travel in the body, and are removed from it before routing.
@@ -35,7 +41,18 @@ struct Credentials {
         sessionToken = body.removeValue(forKey: "_SessionToken")?.stringValue ?? sessionToken
         installationId = body.removeValue(forKey: "_InstallationId")?.stringValue ?? installationId
         clientKey = body.removeValue(forKey: "_ClientKey")?.stringValue ?? clientKey
-        for key in ["_JavaScriptKey", "_ClientVersion", "_RevocableSession", "_context", "_noBody"] { body.removeValue(forKey: key) }
+        switch body.removeValue(forKey: "_context") {
+        case .string(let text)?: hasMalformedContext = !text.isEmpty && !Credentials.isObject(try? JSONParser.parse(text))
+        case .number(let number)?: hasMalformedContext = number != 0
+        case .bool(true)?: hasMalformedContext = true
+        default: break  // An object or array is taken as is; null, false and "" count as absent (JavaScript truthiness).
+        }
+        for key in ["_JavaScriptKey", "_ClientVersion", "_RevocableSession", "_noBody"] { body.removeValue(forKey: key) }
+    }
+
+    private static func isObject(_ value: JSON?) -> Bool {
+        if case .object? = value { return true }
+        return false
     }
 
     /// Checks the application id (from the headers, the body or Basic auth) and, when configured, the client key; returns whether the master key was given.

@@ -75,6 +75,7 @@ extension FieldCondition {
         case .withinPolygon(let points): return ["$geoWithin": ["$polygon": .array(points.map(geo))]]
         case .withinCenterSphere(let center, let radius):
             return ["$geoWithin": ["$centerSphere": [geo(center), .number(radius)]]]
+        case .matchesText(let search): return ["$text": search.json]
         }
     }
 }

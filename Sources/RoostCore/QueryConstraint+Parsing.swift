@@ -89,6 +89,8 @@ extension QueryConstraint {
                 throw ParseError(.invalidQuery, "Bad $options value for query: \(options)")
             }
             return .matchesRegex(pattern, options: options)
+        case "$text":
+            return .matchesText(try TextSearch.parse(operand))
         case "$select", "$dontSelect":
             guard case .object(let select) = operand, Set(select.keys) == ["query", "key"],
                 let key = select["key"]?.stringValue, let query = select["query"]

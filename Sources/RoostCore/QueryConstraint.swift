@@ -83,6 +83,8 @@ public enum FieldCondition: Equatable, Sendable {
     case withinPolygon([GeoPoint])
     /// Within `radius` radians of the center.
     case withinCenterSphere(GeoPoint, radius: Double)
+    /// A string whose words match a full text search (`$text`).
+    case matchesText(TextSearch)
 
     var subquery: Subquery? {
         switch self {

@@ -107,6 +107,13 @@ enum ClassRoutes {
         var body: [String: JSON] = [:]
         let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
         var results = try rows.map(render ?? options.render)
+        if options.keys?.contains(SortKey.textScore) == true, let text = options.find.constraint.scoredTextSearch {
+            // `keys=$score`: each result carries its `$text` relevance as `score`, as Parse's MongoDB adapter answers.
+            let matcher = TextMatcher(text.search)
+            results = try zip(rows, results).map { row, result in
+                try result.setting("score", to: .number(matcher.score(try row.decoded().fields[text.key])))
+            }
+        }
         let fileFields = FileURLs.fields(of: schema)
         if !fileFields.isEmpty {
             let urls = FileURLs(context: context)

@@ -47,6 +47,7 @@ struct QueryOptions {
                     var key = descending ? String(term.dropFirst()) : term
                     if key == "_created_at" { key = "createdAt" }
                     if key == "_updated_at" { key = "updatedAt" }
+                    if key == SortKey.textScore { return SortKey(key: key, descending: true) }
                     guard QueryConstraint.isQueryableKey(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
                     return SortKey(key: key, descending: descending)
                 }

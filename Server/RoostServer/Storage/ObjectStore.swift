@@ -18,6 +18,9 @@ struct FindQuery {
 struct SortKey: Equatable {
     var key: String
     var descending: Bool
+
+    /// `order=$score`: by `$text` relevance.
+    static let textScore = "$score"
 }
 
 /// Rows of one class table ↔ `StoredObject`s. Every statement binds its values; the only text
@@ -82,9 +85,10 @@ enum ObjectStore {
         let condition = try whereClause(query, compiler)
         var sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(condition.sql)"
         var arguments = condition.arguments
-        let order = compiler.orderBy(query.order)
-        if !order.isEmpty {
-            sql += " ORDER BY " + order
+        let order = compiler.orderBy(query.order, constraint: query.constraint)
+        if !order.sql.isEmpty {
+            sql += " ORDER BY " + order.sql
+            arguments += order.arguments
         } else if let nearest = compiler.nearestFirst(query.constraint) {
             sql += " ORDER BY " + nearest.sql
             arguments += nearest.arguments

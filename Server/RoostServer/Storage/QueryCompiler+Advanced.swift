@@ -25,6 +25,14 @@ extension QueryCompiler {
             }
             let (expression, _) = operand(key, .string(""))
             return SQLFragment(sql: "roost_regexp(\(expression), ?, ?)", arguments: [.text(pattern), .text(options)])
+        case .matchesText(let search):
+            if isArrayField(key) {  // Any string element matches, as a MongoDB text index on an array.
+                return SQLFragment(
+                    sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE element.type = 'text' AND roost_text_score(element.value, ?, ?, ?) > 0)",
+                    arguments: SQLFunctions.textScoreArguments(search))
+            }
+            let score = textScore(key, search)
+            return SQLFragment(sql: score.sql + " > 0", arguments: score.arguments)
         case .matchesKeyInQuery(let subKey, let subquery):
             return try selectKey(key, subKey, subquery, negated: false)
         case .doesNotMatchKeyInQuery(let subKey, let subquery):
@@ -65,6 +73,15 @@ extension QueryCompiler {
         default:
             return nil
         }
+    }
+
+    /// The relevance of the query's `$text` search (`order=$score`).
+    func textScore(in constraint: QueryConstraint) -> SQLFragment? {
+        constraint.scoredTextSearch.map { textScore($0.key, $0.search) }
+    }
+
+    private func textScore(_ key: String, _ search: TextSearch) -> SQLFragment {
+        SQLFragment(sql: "roost_text_score(json_extract(data, '\(jsonPath(key))'), ?, ?, ?)", arguments: SQLFunctions.textScoreArguments(search))
     }
 
     private func coordinates(_ key: String) -> (String, String) {
@@ -120,5 +137,16 @@ extension QueryCompiler {
         guard let subjects else { return SQLFragment(sql: "1", arguments: []) }
         let tests = Array(repeating: "instr(rperm, ?)", count: subjects.count).joined(separator: " OR ")
         return SQLFragment(sql: "(rperm IS NULL OR \(tests))", arguments: subjects.map { .text(JSON.string($0).jsonText) })
+    }
+}
+
+extension QueryConstraint {
+    /// The first `$text` search among the top-level conditions: the one `$score` ranks by.
+    var scoredTextSearch: (key: String, search: TextSearch)? {
+        switch self {
+        case .field(let key, .matchesText(let search)): return (key, search)
+        case .and(let parts): return parts.lazy.compactMap(\.scoredTextSearch).first
+        default: return nil
+        }
     }
 }

@@ -34,18 +34,25 @@ struct QueryCompiler {
         }
     }
 
-    /// `ORDER BY` terms; keys not in the schema are dropped, as Parse does.
-    func orderBy(_ keys: [SortKey]) -> String {
-        keys.compactMap { sort in
+    /// `ORDER BY` terms; keys not in the schema are dropped, as Parse does. `$score` (either
+    /// direction, as MongoDB's text score) puts the best `$text` matches first.
+    func orderBy(_ keys: [SortKey], constraint: QueryConstraint) -> SQLFragment {
+        var terms: [String] = [], arguments: [SQLValue] = []
+        for sort in keys {
             let direction = sort.descending ? " DESC" : " ASC"
             switch sort.key {
-            case "objectId", "createdAt", "updatedAt": return sort.key + direction
+            case "objectId", "createdAt", "updatedAt": terms.append(sort.key + direction)
+            case SortKey.textScore:
+                guard let score = textScore(in: constraint) else { continue }
+                terms.append(score.sql + " DESC")
+                arguments += score.arguments
             default:
                 let root = String(sort.key.split(separator: ".")[0])
-                guard schema.fields[root] != nil else { return nil }
-                return "json_extract(data, '\(jsonPath(sort.key))')" + direction
+                guard schema.fields[root] != nil else { continue }
+                terms.append("json_extract(data, '\(jsonPath(sort.key))')" + direction)
             }
-        }.joined(separator: ", ")
+        }
+        return SQLFragment(sql: terms.joined(separator: ", "), arguments: arguments)
     }
 
     private func join(_ parts: [QueryConstraint], with op: String, empty: String) throws -> SQLFragment {
@@ -154,7 +161,7 @@ struct QueryCompiler {
             let inner = try membership(key, values)
             return SQLFragment(sql: "NOT COALESCE((\(inner.sql)), 0)", arguments: inner.arguments)
         case .containsAll, .containedBy, .containsAllMatching, .matchesRegex, .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery,
-            .doesNotMatchQuery, .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere:
+            .doesNotMatchQuery, .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere, .matchesText:
             return try compileAdvanced(key, condition)
         case .exists(let flag):
             switch key {

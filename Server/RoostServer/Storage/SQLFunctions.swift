@@ -1,10 +1,12 @@
 import CSQLite
 import Foundation
+import RoostCore
 
 /// SQL functions the query compiler relies on, registered on every connection:
 /// - `roost_regexp(value, pattern, options)`: 1 when the string matches (`$regex`);
 /// - `roost_geo_distance(lat1, lng1, lat2, lng2)`: great-circle distance in radians;
-/// - `roost_geo_in_polygon(lat, lng, '[[lat,lng],...]')`: 1 when the point is inside.
+/// - `roost_geo_in_polygon(lat, lng, '[[lat,lng],...]')`: 1 when the point is inside;
+/// - `roost_text_score(value, term, language, flags)`: a `$text` relevance, 0 for no match (flags: 1 case, 2 diacritics sensitive).
 /// See https://sqlite.org/c3ref/create_function.html
 enum SQLFunctions {
     static func register(on handle: OpaquePointer) {
@@ -13,7 +15,43 @@ enum SQLFunctions {
         sqlite3_create_function_v2(handle, "roost_regexp", 3, flags, cache, regexp, nil, nil, releaseCache)
         sqlite3_create_function_v2(handle, "roost_geo_distance", 4, flags, nil, geoDistance, nil, nil, nil)
         sqlite3_create_function_v2(handle, "roost_geo_in_polygon", 3, flags, nil, geoInPolygon, nil, nil, nil)
+        let matchers = Unmanaged.passRetained(TextMatcherCache()).toOpaque()
+        sqlite3_create_function_v2(handle, "roost_text_score", 4, flags, matchers, textScore, nil, nil, releaseTextMatchers)
     }
+
+    /// The arguments after `value` of `roost_text_score`.
+    static func textScoreArguments(_ search: TextSearch) -> [SQLValue] {
+        [.text(search.term), search.language.map(SQLValue.text) ?? .null,
+         .integer((search.caseSensitive ? 1 : 0) | (search.diacriticSensitive ? 2 : 0))]
+    }
+}
+
+/// Matchers of one connection, by search (a query evaluates one search on many rows).
+private final class TextMatcherCache {
+    var matchers: [String: TextMatcher] = [:]
+
+    func matcher(term: String, language: String?, flags: Int32) -> TextMatcher {
+        let key = "\(flags)/\(language ?? "")/\(term)"
+        if let cached = matchers[key] { return cached }
+        let matcher = TextMatcher(TextSearch(term: term, language: language, caseSensitive: flags & 1 != 0, diacriticSensitive: flags & 2 != 0))
+        if matchers.count > 100 { matchers.removeAll() }
+        matchers[key] = matcher
+        return matcher
+    }
+}
+
+private let releaseTextMatchers: @convention(c) (UnsafeMutableRawPointer?) -> Void = { pointer in
+    if let pointer { Unmanaged<TextMatcherCache>.fromOpaque(pointer).release() }
+}
+
+private let textScore: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let cachePointer = sqlite3_user_data(context), let subject = text(arguments[0]), let term = text(arguments[1]) else {
+        sqlite3_result_double(context, 0)
+        return
+    }
+    let cache = Unmanaged<TextMatcherCache>.fromOpaque(cachePointer).takeUnretainedValue()
+    let matcher = cache.matcher(term: term, language: text(arguments[2]), flags: sqlite3_value_int(arguments[3]))
+    sqlite3_result_double(context, matcher.score(subject))
 }
 
 /// Compiled patterns of one connection (used by one thread at a time, like the connection).

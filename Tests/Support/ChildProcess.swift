@@ -84,10 +84,11 @@ public final class ChildProcess: @unchecked Sendable {
     /// A pipe whose write end a child gets as stdout; read the parent's end with `readLine(containing:)`.
     public static func makePipe() throws -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw ChildProcessError.pipeFailed(errno) }
-        // Not inherited by other children (a concurrent spawn may still catch them: never wait for EOF).
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        // Close-on-exec from the start (`pipe2` is not visible from Swift; a socket pair can be
+        // made so atomically): a child spawned concurrently by another test must not inherit the
+        // write end, or a reader waiting for EOF would wait for that child too.
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { throw ChildProcessError.pipeFailed(errno) }
         return (fds[0], fds[1])
     }
 

@@ -7,7 +7,7 @@ import RoostTestSupport
 final class ServerProcess: @unchecked Sendable {
     static let applicationId = "sdk-test-app"
     let dataDirectory: URL
-    let port: Int
+    private(set) var port: Int
     private var process: ChildProcess?
     /// Extra environment for the server process (e.g. fault injection).
     var environment: [String: String] = [:]
@@ -19,7 +19,16 @@ final class ServerProcess: @unchecked Sendable {
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-sdk-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         port = try ServerProcess.freePort()
-        if start { try self.start() }
+        guard start else { return }
+        // The port was free a moment ago; a server another test started since may have taken it.
+        for attempt in 1... {
+            do {
+                try self.start()
+                return
+            } catch where attempt < 3 {
+                port = try ServerProcess.freePort()
+            }
+        }
     }
 
     deinit {

@@ -44,6 +44,11 @@ import Testing
         #expect(try await names(players.whereKey("name", hasPrefix: "ga")) == ["gamma"])
         #expect(try await names(players.whereKey("name", hasSuffix: "ta")) == ["beta", "delta"])
         #expect(try await names(players.whereKey("name", matchesRegex: "^EP", options: "i")) == ["epsilon"])
+        #expect(try await names(players.whereKey("hometown", matchesText: "paris -rome")) == ["alpha", "beta"])
+        let byRelevance = try await players.whereKey("tags", matchesText: "odd even").orderByTextScore().find()
+        #expect(byRelevance.count == 5)
+        // ["odd"] is all match; ["even", "x"] is half match.
+        #expect(Set(byRelevance.prefix(2).compactMap { $0["name"] as String? }) == ["beta", "delta"])
         #expect(try await names(players.whereKeyExists("team")) == ["alpha"])
         #expect(try await names(players.whereKey("team", matchesQuery: client.query("Team").whereKey("city", equalTo: "Paris"))) == ["alpha"])
         #expect(try await names(players.whereKey("hometown", matchesKey: "city", in: client.query("Team"))) == ["alpha", "beta"])

@@ -67,6 +67,15 @@ public struct RoostQuery: Sendable {
     public func whereKey(_ key: String, matchesRegex pattern: String, options: String = "") -> RoostQuery {
         whereKey(key, .matchesRegex(pattern, options: options))
     }
+    /// Full text search: strings with any of the words of `text` (`"a phrase"` must appear whole,
+    /// `-word` must not appear), folded as a text index folds them (`$text`).
+    public func whereKey(_ key: String, matchesText text: String, language: String? = nil, caseSensitive: Bool = false,
+                         diacriticSensitive: Bool = false) -> RoostQuery {
+        whereKey(key, .matchesText(TextSearch(term: text, language: language, caseSensitive: caseSensitive,
+                                              diacriticSensitive: diacriticSensitive)))
+    }
+    /// Best `matchesText` matches first (`order=$score`).
+    public func orderByTextScore() -> RoostQuery { with { $0.order.append("$score") } }
     /// Strings starting with `prefix` (sent as `^\Q…\E`, as the Parse SDKs do).
     public func whereKey(_ key: String, hasPrefix prefix: String) -> RoostQuery {
         whereKey(key, .matchesRegex("^" + RoostQuery.quoted(prefix), options: ""))

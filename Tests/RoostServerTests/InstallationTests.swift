@@ -137,5 +137,11 @@ import Testing
         let retokenId = try #require(retoken.json["objectId"]?.stringValue)
         let changed = try await server.request("PUT", "/installations/\(retokenId)", json: ["deviceToken": "token-g"])
         #expect(changed.json == ["code": 136, "error": "deviceToken may not be changed in this operation"])
+        // The REST guide's "Updating Installations": the same token again, new channels.
+        let guideUpdate = try await server.request("PUT", "/installations/\(retokenId)", json: [
+            "deviceType": "android", "deviceToken": "token-f", "channels": ["", "foo"],
+        ])
+        #expect(guideUpdate.status == 200, "\(guideUpdate.text)")
+        #expect(try await server.request("GET", "/installations/\(retokenId)").json["channels"] == ["", "foo"])
     }
 }

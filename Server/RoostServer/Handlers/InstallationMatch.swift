@@ -72,8 +72,10 @@ struct InstallationMatch {
             try deleteOthers(deviceToken: deviceToken, keepingInstallationId: bodyInstallationId, keepingObjectId: nil, appIdentifier: body["appIdentifier"])
             return objectId
         }
-        if deviceTokenMatches.count == 1, deviceTokenMatches[0].installationId == nil {
+        if deviceTokenMatches.count == 1, deviceTokenMatches[0].installationId == nil, deviceTokenMatches[0].objectId != idMatch.objectId {
             // The one merge: the token's record, which has no installationId, absorbs the id's record.
+            // (Parse also "merges" a record with itself — deleting it, then failing the update with
+            // 101 — when the REST guide's PUT repeats a token-only installation's token; Roost updates it.)
             try delete([idMatch.objectId])
             return deviceTokenMatches[0].objectId
         }

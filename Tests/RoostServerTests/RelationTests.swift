@@ -193,6 +193,14 @@ import Testing
         #expect(try await f.server.fetch("Board", board)["pins"] == ["__type": "Relation", "className": "Pin"])
         #expect(try await related(f, board) == ["p2", "p3"])
 
+        // Relation markers come back whatever `keys` or `excludeKeys` say, as Parse's adapters add them.
+        let marker: JSON = ["__type": "Relation", "className": "Pin"]
+        let selected = try await f.server.query("Board", ["keys": "name"]).json["results"]?.arrayValue?.first
+        #expect(selected?["pins"] == marker)
+        #expect(try await f.server.query("Board", ["excludeKeys": "pins"]).json["results"]?.arrayValue?.first?["pins"] == marker)
+        let got = try await f.server.request("GET", "/classes/Board/\(board)", query: ["keys": "name"])
+        #expect(got.json["pins"] == marker)
+
         // A key that is not a relation leaves the query on the class named.
         let plain = try await f.server.query("Board", ["redirectClassNameForKey": "name"])
         #expect(plain.json["results"]?.arrayValue?.map { $0["objectId"] } == [.string(board)])

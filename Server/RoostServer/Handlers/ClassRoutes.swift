@@ -85,6 +85,7 @@ enum ClassRoutes {
                 options.find.constraint = .and([options.find.constraint, owned])
             }
             let protected = ClassPermissions.protectedFields(schema, context: context)
+            options.keepRelationMarkers(of: schema)
             guard className == UserStore.className else {
                 options.excludeKeys.formUnion(protected)
                 return try answer(options, in: schema, context: context, db: db)
@@ -148,6 +149,7 @@ enum ClassRoutes {
             }
             let grant = try ClassPermissions.check(.get, schema, context: context)
             let protected = ClassPermissions.protectedFields(schema, context: context)
+            options.keepRelationMarkers(of: schema)
             options.excludeKeys.formUnion(hiddenKeys(of: objectId, className: className, protected: protected, context: context))
             guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
             if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }

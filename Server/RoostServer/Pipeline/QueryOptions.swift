@@ -88,6 +88,18 @@ struct QueryOptions {
     var sendsRowsAsStored: Bool { keys == nil && excludeKeys.isEmpty && include.isEmpty }
 
     /// One result as the client asked for it: the stored text as is, or decoded to apply `keys`/`excludeKeys`.
+    /// Parse answers every Relation field's marker whatever `keys` or `excludeKeys` say (its
+    /// storage adapters add them from the schema); call before adding the fields the caller may not see.
+    mutating func keepRelationMarkers(of schema: ClassSchema) {
+        let relations = schema.fields.compactMap { name, type -> String? in
+            if case .relation = type { return name }
+            return nil
+        }
+        guard !relations.isEmpty else { return }
+        keys?.formUnion(relations)
+        excludeKeys.subtract(relations)
+    }
+
     func render(_ row: StoredRow) throws -> JSON {
         if sendsRowsAsStored { return row.wireFragment }
         return try row.decoded().wireJSON(keys: keys, excluding: excludeKeys)

@@ -58,6 +58,21 @@ import Testing
         #expect(all.json["results"]?.arrayValue?.first { $0["className"] == "Second" }?["fields"]?["a"] == ["type": "Number"])
     }
 
+    /// Parse lists `_Session` once sessions exist (its rows live outside `_schema` here).
+    @Test func sessionsAppearAmongTheSchemas() async throws {
+        let server = try TestServer()
+        let before = try await server.request("GET", "/schemas/_Session", master: true)
+        #expect(before.json == ["code": 103, "error": "Class _Session does not exist."])
+        let signUp = try await server.request("POST", "/users", json: ["username": "schema-user", "password": "pw-schema-user"])
+        #expect(signUp.status == 201)
+        let listed = try await server.request("GET", "/schemas", master: true).json["results"]?.arrayValue ?? []
+        let session = try #require(listed.first { $0["className"] == "_Session" })
+        #expect(session["fields"]?["user"] == ["type": "Pointer", "targetClass": "_User"])
+        #expect(session["fields"]?["sessionToken"] == ["type": "String"])
+        #expect(session["fields"]?["expiresAt"] == ["type": "Date"])
+        #expect(try await server.request("GET", "/schemas/_Session", master: true).json == session)
+    }
+
     @Test func createAClassThroughSchemas() async throws {
         let server = try TestServer()
         let created = try await server.request("POST", "/schemas/Game", json: [

@@ -5,15 +5,16 @@ enum SchemaRoutes {
     static func register(in router: inout Router) {
         router.add("GET", "schemas") { _, context, _ in
             try context.requireMaster()
-            let schemas = try context.read { db in try SchemaStore.all(in: db) }
-            return APIResponse(body: ["results": .array(schemas.map(\.json))])
+            let schemas = try context.read { db in try SchemaStore.all(in: db) + [try sessionSchema(in: db)].compactMap { $0 } }
+            return APIResponse(body: ["results": .array(schemas.sorted { $0.className < $1.className }.map(\.json))])
         }
         router.add("GET", "schemas/:className") { _, context, parameters in
             try context.requireMaster()
             let className = parameters["className"]
-            guard let schema = try context.read({ db in try SchemaStore.load(className, in: db) }) else {
-                throw classMissing(className)
+            let schema = try context.read { db in
+                className == SessionRoutes.sessionSchema.className ? try sessionSchema(in: db) : try SchemaStore.load(className, in: db)
             }
+            guard let schema else { throw classMissing(className) }
             return APIResponse(body: schema.json)
         }
         router.add("POST", "schemas") { request, context, _ in
@@ -48,6 +49,16 @@ enum SchemaRoutes {
             throw ParseError(.invalidClassName, "Class name mismatch between \(named) and \(className).")
         }
         return body
+    }
+
+    /// `_Session` keeps its rows in a table of its own, outside `_schema`; Parse lists the class once
+    /// sessions exist, with its fields.
+    private static func sessionSchema(in db: some SQLQuerying) throws -> ClassSchema? {
+        guard try !db.fetchRows("SELECT 1 FROM _session LIMIT 1", [], cacheable: true).isEmpty else { return nil }
+        var schema = SessionRoutes.sessionSchema
+        schema.fields["restricted"] = .boolean
+        schema.fields["sessionToken"] = .string
+        return schema
     }
 
     static func classMissing(_ className: String) -> ParseError {

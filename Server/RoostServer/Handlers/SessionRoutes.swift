@@ -52,7 +52,7 @@ enum SessionRoutes {
     }
 
     /// `_Session` as a read-only class over the `_session_objects` view.
-    private static let sessionSchema = ClassSchema(
+    static let sessionSchema = ClassSchema(
         id: 0, className: "_Session",
         fields: ["user": .pointer(targetClass: UserStore.className), "createdWith": .object, "expiresAt": .date, "installationId": .string],
         classLevelPermissions: nil, indexes: nil, view: "_session_objects")

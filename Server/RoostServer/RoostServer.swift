@@ -35,6 +35,7 @@ public final class RoostServer: @unchecked Sendable {
         SchemaRoutes.register(in: &router)
         ConfigRoutes.register(in: &router)
         UnpoweredRoutes.register(in: &router)
+        HookRoutes.register(in: &router)
         AdminRoutes.register(in: &router)
         AggregateRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }

@@ -37,6 +37,8 @@ public struct ServerConfig: Sendable {
     /// (`ROOST_TEST_FAIL_FIRST_WRITES`, `ROOST_TEST_FAIL_STATUS`).
     public var failFirstWrites = 0
     public var failStatus = 503
+    /// Sent to webhooks as `X-Parse-Webhook-Key`, so they can tell Roost's calls from others (Parse's `webhookKey`).
+    public var webhookKey: String?
     /// Requests per `/batch`.
     public var maxBatchSize = 50
 

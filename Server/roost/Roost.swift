@@ -31,6 +31,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
     @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
+    @Option(help: "Key sent to webhooks as X-Parse-Webhook-Key (env ROOST_WEBHOOK_KEY).") var webhookKey: String?
     @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
     @Option(help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
     var idempotencyTtl: Int?
@@ -53,6 +54,7 @@ struct Serve: ParsableCommand {
         config.dataDirectory = setting(dataDir, "DATA_DIR") ?? config.dataDirectory
         config.applicationId = setting(appId, "APP_ID") ?? config.applicationId
         config.restAPIKey = setting(restApiKey, "REST_API_KEY")
+        config.webhookKey = setting(webhookKey, "WEBHOOK_KEY")
         if let value = setting(maxBody.map(String.init), "MAX_BODY") { config.maxBodyBytes = try parse(value, "max-body", Int.init) }
         if let value = setting(allowClientClassCreation.map(String.init), "ALLOW_CLIENT_CLASS_CREATION") {
             config.allowClientClassCreation = try parse(value, "allow-client-class-creation", Bool.init)

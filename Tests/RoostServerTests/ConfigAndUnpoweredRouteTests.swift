@@ -67,7 +67,7 @@ import Testing
         #expect(try await server.request("POST", "/push", json: push, master: true).json
             == ["code": 115, "error": "Missing push configuration"])
         #expect(try await server.request("POST", "/push", json: ["data": ["alert": "Hi"]], master: true).json["code"] == 115)
-        // No webhooks and no scheduled jobs: empty lists for the master key.
+        // No webhooks registered and no scheduled jobs: empty lists for the master key.
         for path in ["/hooks/functions", "/hooks/triggers", "/cloud_code/jobs"] {
             let list = try await server.request("GET", path, master: true)
             #expect(list.status == 200)

@@ -1,6 +1,6 @@
 import RoostCore
 
-/// Parse endpoints whose machinery Roost does not have (Cloud Code, jobs, webhooks, push, analytics, a mailer), answered
+/// Parse endpoints whose machinery Roost does not have (jobs, push, analytics, a mailer), answered
 /// exactly as Parse Server answers them when that machinery is not configured, so clients and
 /// the REST guide's examples get the replies they expect rather than an unknown route.
 enum UnpoweredRoutes {
@@ -8,10 +8,6 @@ enum UnpoweredRoutes {
     static let noMailer = "An appName, publicServerURL, and emailAdapter are required for password reset and email verification functionality."
 
     static func register(in router: inout Router) {
-        // No Cloud Code: every function is unknown (`FunctionsRouter`).
-        router.add("POST", "functions/:name") { _, _, parameters in
-            throw ParseError(.scriptFailed, "Invalid function: \"\(parameters["name"])\"")
-        }
         // Jobs are Cloud Code too; Parse checks the master key first (`FunctionsRouter.handleCloudJob`).
         for path in ["jobs", "jobs/:name"] {
             router.add("POST", path) { _, context, _ in
@@ -19,7 +15,7 @@ enum UnpoweredRoutes {
                 throw ParseError(.scriptFailed, "Invalid job.")
             }
         }
-        // No scheduled jobs and no webhooks: the lists are empty (`CloudCodeRouter`, `HooksRouter`).
+        // No scheduled jobs: the lists are empty (`CloudCodeRouter`).
         router.add("GET", "cloud_code/jobs") { _, context, _ in
             try context.requireMaster()
             return APIResponse(body: [])
@@ -27,20 +23,6 @@ enum UnpoweredRoutes {
         router.add("GET", "cloud_code/jobs/data") { _, context, _ in
             try context.requireMaster()
             return APIResponse(body: ["in_use": [], "jobs": []])
-        }
-        for path in ["hooks/functions", "hooks/triggers"] {
-            router.add("GET", path) { _, context, _ in
-                try context.requireMaster()
-                return APIResponse(body: [])
-            }
-        }
-        router.add("GET", "hooks/functions/:name") { _, context, parameters in
-            try context.requireMaster()
-            throw ParseError(.webhookError, "no function named: \(parameters["name"]) is defined")
-        }
-        router.add("GET", "hooks/triggers/:className/:trigger") { _, context, parameters in
-            try context.requireMaster()
-            throw ParseError(.webhookError, "class \(parameters["className"]) does not exist")
         }
         // No push adapter: Parse checks the target, then fails for want of one (`PushController.sendPush`).
         router.add("POST", "push") { request, context, _ in

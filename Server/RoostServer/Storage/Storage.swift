@@ -156,6 +156,19 @@ public final class Storage: Sendable {
                 FROM _session;
                 """)
         }
+        migrator.registerMigration("v8: webhooks") { db in
+            // Parse's `_Hooks`: a Cloud Function by name, or a trigger of a class, served by a URL.
+            try db.execute(sql: """
+                CREATE TABLE _hooks (
+                    functionName TEXT UNIQUE,
+                    className TEXT,
+                    triggerName TEXT,
+                    url TEXT NOT NULL,
+                    UNIQUE (className, triggerName),
+                    CHECK ((functionName IS NULL) <> (className IS NULL))
+                );
+                """)
+        }
         return migrator
     }
 

@@ -1,0 +1,123 @@
+import RoostCore
+
+/// `/hooks` (master key only): webhooks that serve Cloud Functions, as Parse's `HooksRouter`
+/// and `HooksController` keep them. `POST /functions/<name>` calls the function's webhook.
+enum HookRoutes {
+    static func register(in router: inout Router) {
+        router.add("GET", "hooks/functions") { _, context, _ in
+            try context.requireMaster()
+            return APIResponse(body: .array(try context.read { try HookStore.functions(in: $0) }.map(\.json)))
+        }
+        router.add("GET", "hooks/functions/:name") { _, context, parameters in
+            try context.requireMaster()
+            let name = parameters["name"]
+            guard let hook = try context.read({ try HookStore.hook(.function(name), in: $0) }) else { throw noFunction(name) }
+            return APIResponse(body: hook.json)
+        }
+        router.add("GET", "hooks/triggers") { _, context, _ in
+            try context.requireMaster()
+            return APIResponse(body: .array(try context.read { try HookStore.triggers(in: $0) }.map(\.json)))
+        }
+        router.add("GET", "hooks/triggers/:className/:trigger") { _, context, parameters in
+            try context.requireMaster()
+            let target = Hook.Target.trigger(className: parameters["className"], triggerName: parameters["trigger"])
+            guard let hook = try context.read({ try HookStore.hook(target, in: $0) }) else { throw noClass(parameters["className"]) }
+            return APIResponse(body: hook.json)
+        }
+        for path in ["hooks/functions", "hooks/triggers"] {
+            router.add("POST", path) { request, context, _ in
+                try context.requireMaster()
+                return try create(try request.bodyObject(), context: context)
+            }
+        }
+        router.add("PUT", "hooks/functions/:name") { request, context, parameters in
+            try context.requireMaster()
+            return try change(.function(parameters["name"]), try request.bodyObject(), context: context)
+        }
+        router.add("PUT", "hooks/triggers/:className/:trigger") { request, context, parameters in
+            try context.requireMaster()
+            let target = Hook.Target.trigger(className: parameters["className"], triggerName: parameters["trigger"])
+            return try change(target, try request.bodyObject(), context: context)
+        }
+        router.add("POST", "functions/:name") { request, context, parameters in
+            try callFunction(parameters["name"], params: try request.bodyObject(), context: context)
+        }
+    }
+
+    /// `POST /hooks/...`: a new hook; one that exists already is refused (143).
+    private static func create(_ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        let hook = try declaredHook(body)
+        return try context.write { db in
+            if try HookStore.hook(hook.target, in: db) != nil {
+                switch hook.target {
+                case .function(let name): throw ParseError(.webhookError, "function name: \(name) already exits")  // Parse's spelling.
+                case .trigger(let className, let triggerName):
+                    throw ParseError(.webhookError, "class \(className) already has trigger \(triggerName)")
+                }
+            }
+            try HookStore.save(hook, in: db)
+            return APIResponse(body: hook.json)
+        }
+    }
+
+    /// `PUT /hooks/...`: a new URL for an existing hook, or `{"__op": "Delete"}` to remove it.
+    private static func change(_ target: Hook.Target, _ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        if body["__op"]?.stringValue == "Delete" {
+            try context.write { try HookStore.delete(target, in: $0) }
+            return APIResponse(body: [:])
+        }
+        guard let url = nonEmptyString(body["url"]) else { throw invalidDeclaration }
+        let hook = Hook(target: target, url: url)
+        if case .trigger = target { _ = try declaredHook(hook.json.objectValue ?? [:]) }  // Checks the trigger name.
+        return try context.write { db in
+            guard try HookStore.hook(target, in: db) != nil else {
+                switch target {
+                case .function(let name): throw noFunction(name)
+                case .trigger(let className, _): throw noClass(className)
+                }
+            }
+            try HookStore.save(hook, in: db)
+            return APIResponse(body: hook.json)
+        }
+    }
+
+    /// Parse's `createOrUpdateHook` checks: a function name and a URL, or a class, a trigger name and a URL.
+    private static func declaredHook(_ body: [String: JSON]) throws -> Hook {
+        guard let url = nonEmptyString(body["url"]) else { throw invalidDeclaration }
+        if let name = nonEmptyString(body["functionName"]) { return Hook(target: .function(name), url: url) }
+        guard let className = nonEmptyString(body["className"]), let triggerName = nonEmptyString(body["triggerName"]),
+            triggerNames.contains(triggerName)
+        else { throw invalidDeclaration }
+        return Hook(target: .trigger(className: className, triggerName: triggerName), url: url)
+    }
+
+    /// The triggers Roost runs through webhooks.
+    static let triggerNames: Set<String> = []
+
+    /// `POST /functions/<name>`: the body is the function's `params`; the webhook gets them with the
+    /// caller (`master`, `user`, `installationId`), and its `success` value comes back as `result`.
+    private static func callFunction(_ name: String, params: [String: JSON], context: RequestContext) throws -> APIResponse {
+        let (hook, user) = try context.read { db -> (Hook?, JSON?) in
+            guard let hook = try HookStore.hook(.function(name), in: db) else { return (nil, nil) }
+            guard let user = context.user, let schema = try SchemaStore.load(UserStore.className, in: db),
+                let stored = try ObjectStore.fetch(user.id, from: schema, in: db)?.decoded()
+            else { return (hook, nil) }
+            return (hook, UserStore.wireJSON(stored, viewerId: user.id, isMaster: false))
+        }
+        guard let hook else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
+        var request: [String: JSON] = ["params": .object(params), "master": .bool(context.isMaster), "functionName": .string(name)]
+        if let user { request["user"] = user }
+        if let installationId = context.installationId { request["installationId"] = .string(installationId) }
+        let result = try Webhook(url: hook.url, key: context.config.webhookKey).call(.object(request))
+        return APIResponse(body: ["result": result])
+    }
+
+    private static var invalidDeclaration: ParseError { ParseError(.webhookError, "invalid hook declaration") }
+    private static func noFunction(_ name: String) -> ParseError { ParseError(.webhookError, "no function named: \(name) is defined") }
+    private static func noClass(_ className: String) -> ParseError { ParseError(.webhookError, "class \(className) does not exist") }
+
+    private static func nonEmptyString(_ value: JSON?) -> String? {
+        if case .string(let text)? = value, !text.isEmpty { return text }
+        return nil
+    }
+}

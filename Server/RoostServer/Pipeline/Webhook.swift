@@ -1,0 +1,51 @@
+import Dispatch
+import Foundation
+import FoundationNetworking
+import RoostCore
+
+/// Calls a webhook as Parse Server does: a JSON `POST` with `X-Parse-Webhook-Key`, answered with
+/// `{"success": value}` or `{"error": message}`. See the REST guide, "Hooks".
+struct Webhook {
+    let url: String
+    let key: String?
+    var timeout: TimeInterval = 30
+
+    /// The `success` value of the reply.
+    /// - Throws: `ParseError` 141 with the hook's `error`, or saying why there was no usable reply.
+    func call(_ body: JSON) throws -> JSON {
+        guard let endpoint = URL(string: url), ["http", "https"].contains(endpoint.scheme?.lowercased() ?? "") else {
+            throw ParseError(.scriptFailed, "Invalid webhook URL.")
+        }
+        var request = URLRequest(url: endpoint, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let key { request.setValue(key, forHTTPHeaderField: "X-Parse-Webhook-Key") }
+        request.httpBody = Data(body.encoded())
+        let reply = Webhook.send(request)
+        guard case .success(let data) = reply else {
+            throw ParseError(.scriptFailed, "Webhook request failed.")
+        }
+        guard let answer = try? JSONParser.parse(Array(data)), case .object(let members) = answer else {
+            throw ParseError(.scriptFailed, "Malformed response")
+        }
+        if let error = members["error"], error != .null {
+            // Parse's `resolveError`: a string is the message; an object gives its `message`.
+            throw ParseError(.scriptFailed, error.stringValue ?? error["message"]?.stringValue ?? error.jsonText)
+        }
+        return members["success"] ?? .null
+    }
+
+    /// Blocks the calling request thread until the reply (or the timeout).
+    private static func send(_ request: URLRequest) -> Result<Data, Error> {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<Data, Error> = .failure(URLError(.unknown))
+        session.dataTask(with: request) { data, _, error in
+            result = data.map { .success($0) } ?? .failure(error ?? URLError(.badServerResponse))
+            done.signal()
+        }.resume()
+        done.wait()
+        return result
+    }
+
+    private static let session = URLSession(configuration: .ephemeral)
+}

@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A one-route HTTP server on a free port that stands in for a webhook: it records each request
+/// (headers and body) and answers every one with `reply`.
+final class WebhookReceiver: @unchecked Sendable {
+    struct Received {
+        let headers: [String: String]
+        let body: Data
+    }
+
+    let port: UInt16
+    private let listener: Int32
+    private let lock = NSLock()
+    private var received: [Received] = []
+    private var replyBody: Data
+
+    var url: String { "http://127.0.0.1:\(port)/hook" }
+
+    init(reply: String) throws {
+        replyBody = Data(reply.utf8)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard ready else {
+            close(listener)
+            throw POSIXError(.EADDRINUSE)
+        }
+        self.listener = listener
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in serve() }
+        thread.start()
+    }
+
+    deinit { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    var requests: [Received] { lock.withLock { received } }
+
+    func reply(with json: String) { lock.withLock { replyBody = Data(json.utf8) } }
+
+    private func serve() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            handle(connection)
+            close(connection)
+        }
+    }
+
+    private func handle(_ connection: Int32) {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var headerEnd: Range<Data.Index>?
+        var headers: [String: String] = [:]
+        while true {
+            let count = read(connection, &buffer, buffer.count)
+            guard count > 0 else { return }
+            data.append(contentsOf: buffer[..<count])
+            if headerEnd == nil, let end = data.range(of: Data("\r\n\r\n".utf8)) {
+                headerEnd = end
+                for line in String(decoding: data[..<end.lowerBound], as: UTF8.self).split(separator: "\r\n").dropFirst() {
+                    let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                    if parts.count == 2 { headers[parts[0].lowercased()] = parts[1] }
+                }
+            }
+            if let end = headerEnd, data.count - end.upperBound >= Int(headers["content-length"] ?? "0") ?? 0 { break }
+        }
+        let body = data[headerEnd!.upperBound...]
+        let reply = lock.withLock {
+            received.append(Received(headers: headers, body: Data(body)))
+            return replyBody
+        }
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(reply.count)\r\nConnection: close\r\n\r\n"
+        let response = Data(head.utf8) + reply
+        _ = response.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+    }
+}

@@ -54,6 +54,9 @@ import Testing
             let response = try await server.request("POST", "/hooks/functions", json: body, master: true)
             #expect(response.json == ["code": 143, "error": "invalid hook declaration"], "\(body.jsonText)")
         }
+        let trigger = try await server.request("POST", "/hooks/triggers", json: ["className": "Game", "triggerName": "beforeSave",
+                                                                               "url": "http://x"], master: true)
+        #expect(trigger.json == ["code": 143, "error": "Roost runs no trigger webhooks (beforeSave); function webhooks only."])
         #expect(try await server.request("GET", "/hooks/functions/missing", master: true).json
             == ["code": 143, "error": "no function named: missing is defined"])
         #expect(try await server.request("GET", "/hooks/triggers/Game/beforeSave", master: true).json

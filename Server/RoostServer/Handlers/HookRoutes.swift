@@ -2,6 +2,8 @@ import RoostCore
 
 /// `/hooks` (master key only): webhooks that serve Cloud Functions, as Parse's `HooksRouter`
 /// and `HooksController` keep them. `POST /functions/<name>` calls the function's webhook.
+/// Trigger webhooks (`beforeSave`...) are refused: running one would hold the single writer (a
+/// batch runs in one transaction) for as long as the webhook takes to answer.
 enum HookRoutes {
     static func register(in router: inout Router) {
         router.add("GET", "hooks/functions") { _, context, _ in
@@ -85,14 +87,18 @@ enum HookRoutes {
     private static func declaredHook(_ body: [String: JSON]) throws -> Hook {
         guard let url = nonEmptyString(body["url"]) else { throw invalidDeclaration }
         if let name = nonEmptyString(body["functionName"]) { return Hook(target: .function(name), url: url) }
-        guard let className = nonEmptyString(body["className"]), let triggerName = nonEmptyString(body["triggerName"]),
-            triggerNames.contains(triggerName)
+        guard nonEmptyString(body["className"]) != nil, let triggerName = nonEmptyString(body["triggerName"]),
+            parseTriggerNames.contains(triggerName)
         else { throw invalidDeclaration }
-        return Hook(target: .trigger(className: className, triggerName: triggerName), url: url)
+        // Saying so beats storing a hook that would never be called.
+        throw ParseError(.webhookError, "Roost runs no trigger webhooks (\(triggerName)); function webhooks only.")
     }
 
-    /// The triggers Roost runs through webhooks.
-    static let triggerNames: Set<String> = []
+    /// Parse's trigger names (`triggers.Types`).
+    private static let parseTriggerNames: Set<String> = [
+        "beforeSave", "afterSave", "beforeDelete", "afterDelete", "beforeFind", "afterFind", "beforeLogin", "afterLogin",
+        "afterLogout", "beforePasswordResetRequest", "beforeConnect", "beforeSubscribe", "afterEvent",
+    ]
 
     /// `POST /functions/<name>`: the body is the function's `params`; the webhook gets them with the
     /// caller (`master`, `user`, `installationId`), and its `success` value comes back as `result`.

@@ -61,11 +61,23 @@ public enum SessionToken {
     public static func generate() throws -> String { "r:" + (try SecureRandom.hex(16)) }
 
     /// Lowercase hex SHA-256 of the token: what the database keeps.
+    /// Every authenticated request computes one, so it avoids OpenSSL 3's one-shot `SHA256()`, which
+    /// looks the algorithm up on each call (the fetched one is kept), and per-byte arrays for the hex.
     public static func digest(_ token: String) -> String {
         let bytes = Array(token.utf8)
         var output = [UInt8](repeating: 0, count: 32)
-        _ = SHA256(bytes, bytes.count, &output)
-        let hex = Array("0123456789abcdef".utf8)
-        return String(decoding: output.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xF)]] }, as: UTF8.self)
+        var size: UInt32 = 0
+        _ = EVP_Digest(bytes, bytes.count, &output, &size, sha256, nil)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in output {
+            hex.append(hexDigits[Int(byte >> 4)])
+            hex.append(hexDigits[Int(byte & 0xF)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
+
+    /// Fetched once; OpenSSL objects are safe to share between threads once fetched.
+    nonisolated(unsafe) private static let sha256 = EVP_MD_fetch(nil, "SHA256", nil)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

@@ -197,29 +197,47 @@ def main():
     parser.add_argument("--only", default="ceiling,pocketbase,roost")
     parser.add_argument("--workloads", default="", help="comma-separated subset (default: all)")
     parser.add_argument("--repeat", type=int, default=1,
-                        help="run each workload N times and keep the median run (by req/s): this machine is shared and noisy")
+                        help="N rounds over every workload and server; each keeps its median run (by req/s): this machine is shared and noisy")
     args = parser.parse_args()
     os.makedirs(OUT, exist_ok=True)
     servers = {"ceiling": Ceiling, "pocketbase": PocketBase, "roost": Roost}
-    results = {}
-    for name in args.only.split(","):
-        server = servers[name]()
-        data = tempfile.mkdtemp(prefix=f"bench-{name}-")
-        try:
+    # All servers are started and seeded first, then measured in rounds, one workload at a time on
+    # each server in turn: a slow minute on this shared machine then hits every server alike, so
+    # the ratios compare like with like (one server after the other skewed them by up to 20 %).
+    running = []
+    try:
+        for name in args.only.split(","):
+            server = servers[name]()
+            data = tempfile.mkdtemp(prefix=f"bench-{name}-")
+            running.append((name, server, data))
             server.start(data)
-            ids = server.seed()
-            for workload, url, script in server.workloads(ids):
-                if args.workloads and workload not in args.workloads.split(","):
-                    continue
-                runs = sorted((wrk(url, script, args.duration) for _ in range(args.repeat)), key=lambda r: r["rps"])
-                result = runs[len(runs) // 2]
-                result["rss"] = peak_rss_mb(server.proc.pid)
+            scripts = {workload: (url, script) for workload, url, script in server.workloads(server.seed())
+                       if not args.workloads or workload in args.workloads.split(",")}
+            running[-1] = (name, server, data, scripts)
+        order = []
+        for _, _, _, scripts in running:
+            order += [workload for workload in scripts if workload not in order]
+        runs = {}
+        for _ in range(args.repeat):
+            for workload in order:
+                for name, server, _, scripts in running:
+                    if workload in scripts:
+                        runs.setdefault((name, workload), []).append(wrk(*scripts[workload], args.duration))
+        results = {}
+        for name, server, _, scripts in running:
+            rss = peak_rss_mb(server.proc.pid)  # The high-water mark over the whole run.
+            for workload in scripts:
+                ordered = sorted(runs[(name, workload)], key=lambda r: r["rps"])
+                result = dict(ordered[len(ordered) // 2], rss=rss)
                 results[(name, workload)] = result
                 print(f"{name:<11} {workload:<7} {result['rps']:>9.0f} req/s  p50 {result['p50']:6.2f} ms  "
                       f"p99 {result['p99']:6.2f} ms  peak RSS {result['rss']:6.1f} MB  non-2xx {result['non2xx']}", flush=True)
-        finally:
-            server.proc.send_signal(signal.SIGTERM)
-            server.proc.wait(timeout=30)
+    finally:
+        for entry in running:
+            server, data = entry[1], entry[2]
+            if getattr(server, "proc", None):
+                server.proc.send_signal(signal.SIGTERM)
+                server.proc.wait(timeout=30)
             shutil.rmtree(data, ignore_errors=True)
 
     def ratio(a, b):

@@ -48,6 +48,23 @@ def peak_rss_mb(pid):
     return float("nan")
 
 
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def wait_until_idle(pids, timeout=15):
+    """Waits until no server is still busy after a run (a checkpoint, Go's GC), so it cannot slow the next one."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        before = [cpu_ticks(pid) for pid in pids]
+        time.sleep(0.5)
+        busy = [cpu_ticks(pid) - b for pid, b in zip(pids, before)]
+        if max(busy, default=0) <= 2:  # At most 2 ticks (20 ms) of CPU in half a second.
+            return
+
+
 def wrk(url, script, duration):
     args = ["wrk", "-t2", "-c16", f"-d{duration}s", "--latency", "-s", script, url]
     output = subprocess.run(args, capture_output=True, text=True, check=True).stdout
@@ -222,6 +239,7 @@ def main():
             for workload in order:
                 for name, server, _, scripts in running:
                     if workload in scripts:
+                        wait_until_idle([entry[1].proc.pid for entry in running])
                         runs.setdefault((name, workload), []).append(wrk(*scripts[workload], args.duration))
         results = {}
         for name, server, _, scripts in running:

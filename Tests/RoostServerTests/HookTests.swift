@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostTestSupport
 import Testing
 
 /// `/hooks` and Cloud Functions served by webhooks (REST guide, "Hooks"), with Parse's 143 errors.

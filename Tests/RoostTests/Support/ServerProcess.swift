@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Roost
+import RoostCore
 import RoostTestSupport
 
 /// The real `roost` binary for SDK tests: started on a chosen or free port with its own data
@@ -62,6 +66,17 @@ final class ServerProcess: @unchecked Sendable {
         let directory = storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-device-\(UUID().uuidString)")
         return try RoostClient(.init(serverURL: url, applicationId: ServerProcess.applicationId, storageDirectory: directory,
                                      requestTimeout: requestTimeout))
+    }
+
+    /// A request with the master key, for set-up the SDK does not do (e.g. registering a webhook).
+    func masterRequest(_ method: String, _ path: String, json: JSON) async throws -> JSON {
+        var request = URLRequest(url: url.appendingPathComponent(path))
+        request.httpMethod = method
+        request.setValue(ServerProcess.applicationId, forHTTPHeaderField: "X-Parse-Application-Id")
+        request.setValue("sdk-master-key", forHTTPHeaderField: "X-Parse-Master-Key")
+        request.httpBody = Data(json.encoded())
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return try JSONParser.parse(Array(data))
     }
 
     static func freePort() throws -> Int {

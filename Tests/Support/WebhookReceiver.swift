@@ -5,21 +5,21 @@ import Glibc
 
 /// A one-route HTTP server on a free port that stands in for a webhook: it records each request
 /// (headers and body) and answers every one with `reply`.
-final class WebhookReceiver: @unchecked Sendable {
-    struct Received {
-        let headers: [String: String]
-        let body: Data
+public final class WebhookReceiver: @unchecked Sendable {
+    public struct Received: Sendable {
+        public let headers: [String: String]
+        public let body: Data
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let lock = NSLock()
     private var received: [Received] = []
     private var replyBody: Data
 
-    var url: String { "http://127.0.0.1:\(port)/hook" }
+    public var url: String { "http://127.0.0.1:\(port)/hook" }
 
-    init(reply: String) throws {
+    public init(reply: String) throws {
         replyBody = Data(reply.utf8)
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
@@ -43,9 +43,9 @@ final class WebhookReceiver: @unchecked Sendable {
 
     deinit { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
 
-    var requests: [Received] { lock.withLock { received } }
+    public var requests: [Received] { lock.withLock { received } }
 
-    func reply(with json: String) { lock.withLock { replyBody = Data(json.utf8) } }
+    public func reply(with json: String) { lock.withLock { replyBody = Data(json.utf8) } }
 
     private func serve() {
         while true {

@@ -55,12 +55,79 @@ import Testing
             let response = try await server.request("POST", "/hooks/functions", json: body, master: true)
             #expect(response.json == ["code": 143, "error": "invalid hook declaration"], "\(body.jsonText)")
         }
-        let trigger = try await server.request("POST", "/hooks/triggers", json: ["className": "Game", "triggerName": "beforeSave",
-                                                                               "url": "http://x"], master: true)
-        #expect(trigger.json == ["code": 143, "error": "Roost runs no trigger webhooks (beforeSave); function webhooks only."])
+        let refusal: JSON = ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeSave webhooks on the app's own classes only."]
+        for (className, triggerName) in [("Game", "beforeFind"), ("_User", "beforeSave")] {
+            let trigger = try await server.request("POST", "/hooks/triggers", json: [
+                "className": .string(className), "triggerName": .string(triggerName), "url": "http://x",
+            ], master: true)
+            #expect(trigger.json == refusal, "\(className).\(triggerName)")
+        }
         #expect(try await server.request("GET", "/hooks/functions/missing", master: true).json
             == ["code": 143, "error": "no function named: missing is defined"])
         #expect(try await server.request("GET", "/hooks/triggers/Game/beforeSave", master: true).json
             == ["code": 143, "error": "class Game does not exist"])
+    }
+
+    /// Waits (up to 5 s) for an `after` webhook, which is told in the background.
+    func waitForRequests(_ receiver: WebhookReceiver, count: Int) async throws -> [WebhookReceiver.Received] {
+        for _ in 0..<50 where receiver.requests.count < count { try await Task.sleep(for: .milliseconds(100)) }
+        return receiver.requests
+    }
+
+    @Test func triggerWebhooksRunAroundWrites() async throws {
+        let server = try TestServer()
+        let beforeSave = try WebhookReceiver(reply: #"{"success":{"title":"Hello","score":10,"checked":true}}"#)
+        let afterSave = try WebhookReceiver(reply: #"{"success":true}"#)
+        let beforeDelete = try WebhookReceiver(reply: #"{"error":"scores are forever"}"#)
+        let afterDelete = try WebhookReceiver(reply: #"{"success":true}"#)
+        for (name, receiver) in [("beforeSave", beforeSave), ("afterSave", afterSave), ("beforeDelete", beforeDelete), ("afterDelete", afterDelete)] {
+            let hook: JSON = ["className": "GameScore", "triggerName": .string(name), "url": .string(receiver.url)]
+            #expect(try await server.request("POST", "/hooks/triggers", json: hook, master: true).json == hook)
+        }
+        #expect(try await server.request("GET", "/hooks/triggers", master: true).json.arrayValue?.count == 4)
+
+        // beforeSave sees the object to be saved; what it answers is saved, and the changed fields are answered.
+        let created = try await server.request("POST", "/classes/GameScore", json: ["title": "hello", "score": 1])
+        #expect(created.status == 201, "\(created.text)")
+        #expect(created.json["title"] == "Hello" && created.json["score"] == 10 && created.json["checked"] == true)
+        let id = try #require(created.json["objectId"]?.stringValue)
+        let seen = try JSONParser.parse(Array(try #require(beforeSave.requests.first).body))
+        #expect(seen["triggerName"] == "beforeSave" && seen["object"]?["title"] == "hello" && seen["object"]?["className"] == "GameScore")
+        let stored = try await server.fetch("GameScore", id)
+        #expect(stored["title"] == "Hello" && stored["score"] == 10 && stored["checked"] == true)
+
+        // afterSave is told once committed, with the saved object.
+        let told = try await waitForRequests(afterSave, count: 1)
+        let after = try JSONParser.parse(Array(try #require(told.first).body))
+        #expect(after["triggerName"] == "afterSave" && after["object"]?["objectId"] == .string(id) && after["object"]?["score"] == 10)
+
+        // An update shows the hook the object as it would be, and the object before.
+        beforeSave.reply(with: #"{"error":"score too high"}"#)
+        let refused = try await server.request("PUT", "/classes/GameScore/\(id)", json: ["score": ["__op": "Increment", "amount": 100]])
+        #expect(refused.json == ["code": 141, "error": "score too high"])
+        let update = try JSONParser.parse(Array(try #require(beforeSave.requests.last).body))
+        #expect(update["object"]?["score"] == 110 && update["original"]?["score"] == 10)
+        #expect(try await server.fetch("GameScore", id)["score"] == 10)
+
+        // beforeDelete refuses; once it is gone, deletes go through and afterDelete is told.
+        #expect(try await server.request("DELETE", "/classes/GameScore/\(id)").json == ["code": 141, "error": "scores are forever"])
+        #expect(try await server.fetch("GameScore", id)["objectId"] == .string(id))
+        #expect(try await server.request("PUT", "/hooks/triggers/GameScore/beforeDelete", json: ["__op": "Delete"], master: true).json == [:])
+        #expect(try await server.request("DELETE", "/classes/GameScore/\(id)").status == 200)
+        let deleted = try await waitForRequests(afterDelete, count: 1)
+        #expect(try JSONParser.parse(Array(try #require(deleted.first).body))["object"]?["objectId"] == .string(id))
+
+        // Batches: items run one by one (their webhooks never hold the writer); a transaction refuses before hooks.
+        beforeSave.reply(with: #"{"success":{"title":"batched"}}"#)
+        let batch = try await server.request("POST", "/batch", json: ["requests": [
+            ["method": "POST", "path": "/parse/classes/GameScore", "body": ["title": "a"]],
+            ["method": "POST", "path": "/parse/classes/GameScore", "body": ["title": "b"]],
+        ]])
+        #expect(batch.json.arrayValue?.compactMap { $0["success"]?["title"] } == ["batched", "batched"], "\(batch.text)")
+        let transaction = try await server.request("POST", "/batch", json: ["transaction": true, "requests": [
+            ["method": "POST", "path": "/parse/classes/GameScore", "body": ["title": "c"]],
+        ]])
+        #expect(transaction.json["code"] == 141, "\(transaction.text)")
+        #expect(try await server.find("GameScore", ["count": 1, "limit": 0]).json["count"] == 2)
     }
 }

@@ -3,6 +3,7 @@ import RoostCore
 /// `POST /batch`: up to `maxBatchSize` sub-requests answered in order as `{success}` or `{error}`.
 /// All items commit together (one fsync-free WAL commit instead of one per item); each runs in its
 /// own savepoint, so a failing item changes nothing. With `"transaction": true`, any failure undoes them all.
+/// Once trigger webhooks exist, a plain batch runs its items as separate writes (see `Triggers`).
 enum BatchRoute {
     /// - Parameter routes: the router sub-requests are checked against (the server's own, without batch).
     static func register(in router: inout Router, routes: Router, dispatch: @escaping (APIRequest, RequestContext) throws -> APIResponse) {
@@ -16,30 +17,46 @@ enum BatchRoute {
             }
             let subRequests = try items.map { try subRequest($0, mountPath: context.config.mountPath, router: routes) }
             if body["transaction"]?.boolValue == true {
-                return try context.write { db in
+                let afterCommit = AfterCommit()
+                let response = try context.write { db in
                     var shared = context
                     shared.transaction = db
+                    shared.afterCommit = afterCommit
                     let results = try subRequests.map { subRequest -> JSON in
                         ["success": try run(subRequest, shared, dispatch).body]
                     }
                     return APIResponse(body: .array(results))
                 }
+                afterCommit.run()
+                return response
+            }
+            if try !context.storage.triggerHooks.isEmpty(load: { try context.read { try HookStore.triggers(in: $0) } }) {
+                // Trigger webhooks must not run while the batch holds the single writer: each item
+                // is a write of its own.
+                return APIResponse(body: .array(subRequests.map { subRequest in
+                    outcome(context) { try run(subRequest, context, dispatch).body }
+                }))
             }
             // Independent items, one commit: each runs in its own savepoint, so a failure undoes only itself.
             return try context.write { db in
                 var shared = context
                 shared.transaction = db
-                let results = subRequests.map { subRequest -> JSON in
-                    do {
-                        return ["success": try db.inSavepoint { try run(subRequest, shared, dispatch).body }]
-                    } catch {
-                        let answer = errorResponse(for: error)
-                        if answer.isServerFault { context.logger.error("batch item failed: \(error)") }
-                        return ["error": answer.body]
-                    }
+                let results = subRequests.map { subRequest in
+                    outcome(context) { try db.inSavepoint { try run(subRequest, shared, dispatch).body } }
                 }
                 return APIResponse(body: .array(results))
             }
+        }
+    }
+
+    /// `{"success": …}`, or `{"error": {code, error}}` when the item failed.
+    private static func outcome(_ context: RequestContext, _ item: () throws -> JSON) -> JSON {
+        do {
+            return ["success": try item()]
+        } catch {
+            let answer = errorResponse(for: error)
+            if answer.isServerFault { context.logger.error("batch item failed: \(error)") }
+            return ["error": answer.body]
         }
     }
 

@@ -163,7 +163,11 @@ enum ClassRoutes {
 
     static func delete(_ className: String, _ objectId: String, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
         if !isSystemRoute { try ObjectWriter.checkClientClassName(className) }
-        try context.write { db in
+        let triggers = try Triggers(className, context: context)
+        if triggers.has("beforeDelete"), let current = try triggers.current(objectId) {
+            try triggers.beforeDelete(current.wireJSON(excluding: []))
+        }
+        let deleted = try context.write { db -> StoredObject in
             // An object the caller may not write is answered as missing, as Parse does.
             guard let schema = try SchemaStore.load(className, in: db) else { throw ObjectWriter.objectNotFound }
             let grant = try ClassPermissions.check(.delete, schema, context: context)
@@ -172,7 +176,9 @@ enum ClassRoutes {
             else { throw ObjectWriter.objectNotFound }
             _ = try ObjectStore.delete(objectId, from: schema, in: db)
             try RelationStore.deleteAll(className: className, objectId: objectId, in: db)
+            return object
         }
+        triggers.afterDelete(deleted.wireJSON(excluding: []))
         return APIResponse(body: [:])
     }
 }

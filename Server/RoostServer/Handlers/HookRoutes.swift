@@ -2,8 +2,8 @@ import RoostCore
 
 /// `/hooks` (master key only): webhooks that serve Cloud Functions, as Parse's `HooksRouter`
 /// and `HooksController` keep them. `POST /functions/<name>` calls the function's webhook.
-/// Trigger webhooks (`beforeSave`...) are refused: running one would hold the single writer (a
-/// batch runs in one transaction) for as long as the webhook takes to answer.
+/// Trigger webhooks (`beforeSave`, `afterSave`, `beforeDelete`, `afterDelete` on the app's own
+/// classes) are kept here and run by `Triggers`.
 enum HookRoutes {
     static func register(in router: inout Router) {
         router.add("GET", "hooks/functions") { _, context, _ in
@@ -49,7 +49,7 @@ enum HookRoutes {
     /// `POST /hooks/...`: a new hook; one that exists already is refused (143).
     private static func create(_ body: [String: JSON], context: RequestContext) throws -> APIResponse {
         let hook = try declaredHook(body)
-        return try context.write { db in
+        let response = try context.write { db -> APIResponse in
             if try HookStore.hook(hook.target, in: db) != nil {
                 switch hook.target {
                 case .function(let name): throw ParseError(.webhookError, "function name: \(name) already exits")  // Parse's spelling.
@@ -60,10 +60,13 @@ enum HookRoutes {
             try HookStore.save(hook, in: db)
             return APIResponse(body: hook.json)
         }
+        context.storage.triggerHooks.invalidate()
+        return response
     }
 
     /// `PUT /hooks/...`: a new URL for an existing hook, or `{"__op": "Delete"}` to remove it.
     private static func change(_ target: Hook.Target, _ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        defer { context.storage.triggerHooks.invalidate() }
         if body["__op"]?.stringValue == "Delete" {
             try context.write { try HookStore.delete(target, in: $0) }
             return APIResponse(body: [:])
@@ -87,11 +90,14 @@ enum HookRoutes {
     private static func declaredHook(_ body: [String: JSON]) throws -> Hook {
         guard let url = nonEmptyString(body["url"]) else { throw invalidDeclaration }
         if let name = nonEmptyString(body["functionName"]) { return Hook(target: .function(name), url: url) }
-        guard nonEmptyString(body["className"]) != nil, let triggerName = nonEmptyString(body["triggerName"]),
+        guard let className = nonEmptyString(body["className"]), let triggerName = nonEmptyString(body["triggerName"]),
             parseTriggerNames.contains(triggerName)
         else { throw invalidDeclaration }
         // Saying so beats storing a hook that would never be called.
-        throw ParseError(.webhookError, "Roost runs no trigger webhooks (\(triggerName)); function webhooks only.")
+        guard Triggers.supported.contains(triggerName), !className.hasPrefix("_") else {
+            throw ParseError(.webhookError, "Roost runs \(Triggers.supported.sorted().joined(separator: ", ")) webhooks on the app's own classes only.")
+        }
+        return Hook(target: .trigger(className: className, triggerName: triggerName), url: url)
     }
 
     /// Parse's trigger names (`triggers.Types`).
@@ -103,17 +109,12 @@ enum HookRoutes {
     /// `POST /functions/<name>`: the body is the function's `params`; the webhook gets them with the
     /// caller (`master`, `user`, `installationId`), and its `success` value comes back as `result`.
     private static func callFunction(_ name: String, params: [String: JSON], context: RequestContext) throws -> APIResponse {
-        let (hook, user) = try context.read { db -> (Hook?, JSON?) in
-            guard let hook = try HookStore.hook(.function(name), in: db) else { return (nil, nil) }
-            guard let user = context.user, let schema = try SchemaStore.load(UserStore.className, in: db),
-                let stored = try ObjectStore.fetch(user.id, from: schema, in: db)?.decoded()
-            else { return (hook, nil) }
-            return (hook, UserStore.wireJSON(stored, viewerId: user.id, isMaster: false))
+        guard let hook = try context.read({ try HookStore.hook(.function(name), in: $0) }) else {
+            throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"")
         }
-        guard let hook else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
-        var request: [String: JSON] = ["params": .object(params), "master": .bool(context.isMaster), "functionName": .string(name)]
-        if let user { request["user"] = user }
-        if let installationId = context.installationId { request["installationId"] = .string(installationId) }
+        var request = try Webhook.caller(context)
+        request["params"] = .object(params)
+        request["functionName"] = .string(name)
         let result = try Webhook(url: hook.url, key: context.config.webhookKey).call(.object(request))
         return APIResponse(body: ["result": result])
     }

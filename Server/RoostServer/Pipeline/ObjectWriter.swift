@@ -18,6 +18,19 @@ enum ObjectWriter {
     static func create(_ className: String, body: [String: JSON], context: RequestContext,
                        rules: SaveRules? = nil) throws -> APIResponse {
         if rules == nil { try checkClientClassName(className) }
+        let triggers = try Triggers(className, context: context)
+        var body = body
+        var changedByTrigger: [String] = []
+        if triggers.has("beforeSave") {
+            let requested = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
+            var preview = try apply(requested.operations, to: nil)
+            if let acl = requested.acl { preview["ACL"] = acl }
+            if var replaced = try triggers.beforeSave(.object(preview), original: nil) {
+                changedByTrigger = replaced.keys.filter { replaced[$0] != body[$0] }
+                if let objectId = body["objectId"] { replaced["objectId"] = objectId }  // A client-chosen id stays.
+                body = replaced
+            }
+        }
         let changes = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
         try rules?.check(changes, existing: nil)
         let now = ParseDate.now()
@@ -33,18 +46,40 @@ enum ObjectWriter {
             try RelationStore.apply(changes.operations, className: className, objectId: object.objectId, in: db)
             return object
         }
+        triggers.afterSave(object.wireJSON(excluding: []), original: nil)
+        var response: [String: JSON] = ["objectId": .string(object.objectId), "createdAt": .string(object.createdAt.iso)]
+        echo(changedByTrigger, of: object, into: &response)
         return APIResponse(
-            status: 201,
-            body: ["objectId": .string(object.objectId), "createdAt": .string(object.createdAt.iso)],
+            status: 201, body: .object(response),
             headers: [("Location", "\(context.publicURL)/classes/\(className)/\(object.objectId)")])
+    }
+
+    /// Parse answers the fields a `beforeSave` webhook changed with their saved values.
+    private static func echo(_ keys: [String], of object: StoredObject, into response: inout [String: JSON]) {
+        for key in keys {
+            response[key] = key == "ACL" ? object.acl ?? .null : object.fields[key] ?? .null
+        }
     }
 
     /// `PUT /classes/<C>/<id>`: 200 `{updatedAt}` plus the results of `Increment`/`Add`/`AddUnique`/`Remove`.
     static func update(_ className: String, objectId: String, body: [String: JSON], context: RequestContext,
                        rules: SaveRules? = nil) throws -> APIResponse {
         if rules == nil { try checkClientClassName(className) }
+        let triggers = try Triggers(className, context: context)
+        var body = body
+        var changedByTrigger: [String] = []
+        if triggers.has("beforeSave"), let current = try triggers.current(objectId) {
+            let requested = try decode(body, isCreate: false)
+            var preview = current
+            preview.fields = try apply(requested.operations, to: current.fields)
+            if let acl = requested.acl { preview.acl = acl }
+            if let replaced = try triggers.beforeSave(preview.wireJSON(excluding: []), original: current.wireJSON(excluding: [])) {
+                changedByTrigger = replaced.keys.filter { replaced[$0] != body[$0] }
+                body = replaced
+            }
+        }
         let changes = try decode(body, isCreate: false)
-        let object = try context.write { db -> StoredObject in
+        let (object, original) = try context.write { db -> (StoredObject, StoredObject) in
             let loaded = try SchemaStore.load(className, in: db)
             let grant = try ClassPermissions.check(.update, loaded, context: context)
             guard let current = loaded,
@@ -52,6 +87,7 @@ enum ObjectWriter {
                 context.canWrite(object.acl),  // Writing needs write access only; refused looks like missing.
                 ClassPermissions.allows(grant, object, context: context)
             else { throw objectNotFound }
+            let original = object
             try rules?.check(changes, existing: object)
             let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)
@@ -60,12 +96,14 @@ enum ObjectWriter {
             object.updatedAt = max(ParseDate.now(), object.updatedAt)
             try ObjectStore.update(object, in: schema, in: db)
             try RelationStore.apply(changes.operations, className: className, objectId: objectId, in: db)
-            return object
+            return (object, original)
         }
+        triggers.afterSave(object.wireJSON(excluding: []), original: original.wireJSON(excluding: []))
         var response: [String: JSON] = ["updatedAt": .string(object.updatedAt.iso)]
         for (key, operation) in changes.operations where operation.echoesResult {
             response[key] = object.fields[key] ?? .null
         }
+        echo(changedByTrigger, of: object, into: &response)
         return APIResponse(body: .object(response))
     }
 

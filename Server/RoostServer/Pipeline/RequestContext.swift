@@ -16,6 +16,8 @@ struct RequestContext {
     let publicURL: String
     /// Set inside a transactional batch: every sub-request shares this write transaction.
     var transaction: SQLiteConnection?
+    /// Set inside a transactional batch: what to do once it has committed (`after` trigger webhooks).
+    var afterCommit: AfterCommit?
 
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {

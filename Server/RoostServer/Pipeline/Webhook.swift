@@ -35,6 +35,21 @@ struct Webhook {
         return members["success"] ?? .null
     }
 
+    /// Who is calling, as Parse describes the caller to a webhook: `master`, `user` (the caller's
+    /// `_User` object, when a session came with the request) and `installationId`.
+    static func caller(_ context: RequestContext) throws -> [String: JSON] {
+        var fields: [String: JSON] = ["master": .bool(context.isMaster)]
+        if let installationId = context.installationId { fields["installationId"] = .string(installationId) }
+        let user = try context.read { db -> JSON? in
+            guard let user = context.user, let schema = try SchemaStore.load(UserStore.className, in: db),
+                let stored = try ObjectStore.fetch(user.id, from: schema, in: db)?.decoded()
+            else { return nil }
+            return UserStore.wireJSON(stored, viewerId: user.id, isMaster: false)
+        }
+        if let user { fields["user"] = user }
+        return fields
+    }
+
     /// Blocks the calling request thread until the reply (or the timeout).
     private static func send(_ request: URLRequest) -> Result<Data, Error> {
         let done = DispatchSemaphore(value: 0)

@@ -21,6 +21,7 @@ public final class Storage: Sendable {
     private let readers: ReaderPool
     private let checkpointer: Checkpointer
     let sessions = SessionCache()
+    let triggerHooks = TriggerHookCache()
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.

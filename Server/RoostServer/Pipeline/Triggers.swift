@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import Logging
+import RoostCore
+
+/// A class's trigger webhooks, run around its writes as Parse Server runs webhook triggers (REST
+/// guide, "Hooks"): `beforeSave` may refuse the save (its error, 141) or change it (the object it
+/// answers is what gets saved), `beforeDelete` may refuse the delete, and `afterSave`/`afterDelete`
+/// are told once the change is committed, in the background (their answers change nothing).
+///
+/// A webhook never runs while this request holds the single writer: `before` hooks run before the
+/// write transaction opens, and a batch whose items share one transaction refuses them (a plain
+/// batch runs its items one by one once any trigger exists).
+struct Triggers {
+    static let supported: Set<String> = ["beforeSave", "afterSave", "beforeDelete", "afterDelete"]
+
+    private let className: String
+    private let context: RequestContext
+    private let urls: [String: String]
+
+    init(_ className: String, context: RequestContext) throws {
+        self.className = className
+        self.context = context
+        urls = try context.storage.triggerHooks.urls(for: className) { try context.read { try HookStore.triggers(in: $0) } }
+    }
+
+    func has(_ trigger: String) -> Bool { urls[trigger] != nil }
+
+    /// The object as the caller may read it now: what a `before` hook of an update or delete is shown.
+    func current(_ objectId: String) throws -> StoredObject? {
+        try context.read { db in
+            guard let schema = try SchemaStore.load(className, in: db) else { return nil }
+            return try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db)?.decoded()
+        }
+    }
+
+    /// Runs `beforeSave` on the object as it would be saved; returns the fields to save instead
+    /// when the webhook answers an object (`nil`: save as asked).
+    func beforeSave(_ object: JSON, original: JSON?) throws -> [String: JSON]? {
+        guard let url = urls["beforeSave"] else { return nil }
+        let answer = try call(url, "beforeSave", object, original: original)
+        guard case .object(var fields) = answer else { return nil }
+        for key in ["objectId", "createdAt", "updatedAt", "className"] { fields.removeValue(forKey: key) }
+        // Relation fields come back as their markers; the pairs are changed by operations only.
+        return fields.filter { $0.value["__type"] != "Relation" }
+    }
+
+    /// Runs `beforeDelete`; its error refuses the delete.
+    func beforeDelete(_ object: JSON) throws {
+        guard let url = urls["beforeDelete"] else { return }
+        _ = try call(url, "beforeDelete", object, original: nil)
+    }
+
+    func afterSave(_ object: JSON, original: JSON?) { notify("afterSave", object, original: original) }
+    func afterDelete(_ object: JSON) { notify("afterDelete", object, original: nil) }
+
+    private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
+        guard context.transaction == nil else {
+            throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a transaction: they would hold the single writer while they answer.")
+        }
+        return try Webhook(url: url, key: context.config.webhookKey).call(try body(trigger, object, original: original))
+    }
+
+    /// `after` hooks: sent in order on a background queue once the write is committed (at the end
+    /// of a transactional batch, when inside one).
+    private func notify(_ trigger: String, _ object: JSON, original: JSON?) {
+        guard let url = urls[trigger], let body = try? body(trigger, object, original: original) else { return }
+        let webhook = Webhook(url: url, key: context.config.webhookKey), logger = context.logger, className = className
+        let send = {
+            Triggers.afterQueue.async {
+                do { _ = try webhook.call(body) } catch { logger.warning("\(trigger) webhook of \(className) failed: \(error)") }
+            }
+        }
+        if let afterCommit = context.afterCommit { afterCommit.add(send) } else { send() }
+    }
+
+    private func body(_ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
+        var body = try Webhook.caller(context)
+        body["triggerName"] = .string(trigger)
+        body["object"] = try object.setting("className", to: .string(className))
+        if let original { body["original"] = try original.setting("className", to: .string(className)) }
+        return .object(body)
+    }
+
+    private static let afterQueue = DispatchQueue(label: "roost.after-triggers")
+}
+
+/// Actions to run once the enclosing transaction has committed (the `after` hooks of a transactional batch).
+final class AfterCommit: @unchecked Sendable {
+    private var actions: [() -> Void] = []
+    private let lock = NSLock()
+
+    func add(_ action: @escaping () -> Void) { lock.withLock { actions.append(action) } }
+
+    func run() {
+        for action in lock.withLock({ actions }) { action() }
+    }
+}
+
+/// The trigger webhooks of every class, cached: each write asks, and hooks change rarely (through `/hooks` only).
+final class TriggerHookCache: @unchecked Sendable {
+    private let lock = NSLock()
+    /// Trigger name → URL, by class; `nil` until loaded.
+    private var byClass: [String: [String: String]]?
+
+    func urls(for className: String, load: () throws -> [Hook]) throws -> [String: String] {
+        try loaded(load)[className] ?? [:]
+    }
+
+    func isEmpty(load: () throws -> [Hook]) throws -> Bool { try loaded(load).isEmpty }
+
+    /// Called after `/hooks` changed a trigger: the next write reads them again.
+    func invalidate() { lock.withLock { byClass = nil } }
+
+    private func loaded(_ load: () throws -> [Hook]) throws -> [String: [String: String]] {
+        lock.lock()
+        defer { lock.unlock() }
+        if let byClass { return byClass }
+        var triggers: [String: [String: String]] = [:]
+        for hook in try load() {
+            if case .trigger(let className, let triggerName) = hook.target { triggers[className, default: [:]][triggerName] = hook.url }
+        }
+        byClass = triggers
+        return triggers
+    }
+}

@@ -129,5 +129,14 @@ import Testing
         ]])
         #expect(transaction.json["code"] == 141, "\(transaction.text)")
         #expect(try await server.find("GameScore", ["count": 1, "limit": 0]).json["count"] == 2)
+
+        // With X-Parse-Request-Id the save and its recorded reply commit together; a retry gets the same reply.
+        beforeSave.reply(with: #"{"success":{"title":"once"}}"#)
+        let first = try await server.request("POST", "/classes/GameScore", json: ["title": "x"], headers: ["X-Parse-Request-Id": "req-1"])
+        let retry = try await server.request("POST", "/classes/GameScore", json: ["title": "x"], headers: ["X-Parse-Request-Id": "req-1"])
+        #expect(first.status == 201 && first.json["title"] == "once" && retry.json == first.json, "\(first.text)")
+        #expect(try await server.find("GameScore", ["where": ["title": "once"], "count": 1, "limit": 0]).json["count"] == 1)
+        let afterRetry = try await waitForRequests(afterSave, count: 4)  // The first create, two batch items, this one.
+        #expect(afterRetry.count == 4)
     }
 }

@@ -22,6 +22,7 @@ enum BatchRoute {
                     var shared = context
                     shared.transaction = db
                     shared.afterCommit = afterCommit
+                    shared.inBatchTransaction = true
                     let results = try subRequests.map { subRequest -> JSON in
                         ["success": try run(subRequest, shared, dispatch).body]
                     }

@@ -16,8 +16,11 @@ struct RequestContext {
     let publicURL: String
     /// Set inside a transactional batch: every sub-request shares this write transaction.
     var transaction: SQLiteConnection?
-    /// Set inside a transactional batch: what to do once it has committed (`after` trigger webhooks).
+    /// Set inside a write that commits later (a transactional batch, an idempotent request): what to
+    /// do once it has committed (`after` trigger webhooks).
     var afterCommit: AfterCommit?
+    /// Inside a transactional batch, whose many items must not each hold the writer for a webhook.
+    var inBatchTransaction = false
 
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {

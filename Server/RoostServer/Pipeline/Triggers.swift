@@ -8,9 +8,10 @@ import RoostCore
 /// answers is what gets saved), `beforeDelete` may refuse the delete, and `afterSave`/`afterDelete`
 /// are told once the change is committed, in the background (their answers change nothing).
 ///
-/// A webhook never runs while this request holds the single writer: `before` hooks run before the
-/// write transaction opens, and a batch whose items share one transaction refuses them (a plain
-/// batch runs its items one by one once any trigger exists).
+/// `before` hooks run before the write transaction opens, so a webhook does not hold the single
+/// writer — except for a request with `X-Parse-Request-Id`, whose write and recorded reply must
+/// commit together (one webhook, at most `webhookTimeout`). A batch whose items share one transaction
+/// refuses them; a plain batch runs its items one by one once any trigger exists.
 struct Triggers {
     static let supported: Set<String> = ["beforeSave", "afterSave", "beforeDelete", "afterDelete"]
 
@@ -55,11 +56,15 @@ struct Triggers {
     func afterDelete(_ object: JSON) { notify("afterDelete", object, original: nil) }
 
     private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
-        guard context.transaction == nil else {
-            throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a transaction: they would hold the single writer while they answer.")
+        guard !context.inBatchTransaction else {
+            throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a transactional batch: they would hold the single writer while they answer.")
         }
-        return try Webhook(url: url, key: context.config.webhookKey).call(try body(trigger, object, original: original))
+        return try Webhook(url: url, key: context.config.webhookKey, timeout: Triggers.webhookTimeout)
+            .call(try body(trigger, object, original: original))
     }
+
+    /// Shorter than a function's: a save waits for its `before` hook.
+    static let webhookTimeout: TimeInterval = 10
 
     /// `after` hooks: sent in order on a background queue once the write is committed (at the end
     /// of a transactional batch, when inside one).

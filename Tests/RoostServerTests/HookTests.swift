@@ -139,4 +139,31 @@ import Testing
         let afterRetry = try await waitForRequests(afterSave, count: 4)  // The first create, two batch items, this one.
         #expect(afterRetry.count == 4)
     }
+
+    /// A `before` hook sees objects the caller may write but not read; webhooks never run inside a batch's write.
+    @Test func beforeHooksSeeWritableObjectsAndBatchesKeepOut() async throws {
+        let server = try TestServer()
+        // Without triggers a batch shares one write: webhooks are refused inside it.
+        let inBatch = try await server.request("POST", "/batch", json: ["requests": [
+            ["method": "POST", "path": "/parse/hooks/functions", "body": ["functionName": "f", "url": "http://127.0.0.1:9/f"]],
+            ["method": "POST", "path": "/parse/functions/f", "body": [:]],
+        ]], master: true)
+        let refusal: JSON = ["code": 143, "error": "Webhooks cannot be used inside a batch."]
+        #expect(inBatch.json.arrayValue?.compactMap { $0["error"] } == [refusal, refusal], "\(inBatch.text)")
+
+        let user = try await server.request("POST", "/users", json: ["username": "writer", "password": "pw-writer"])
+        let (userId, token) = (try #require(user.json["objectId"]?.stringValue), try #require(user.json["sessionToken"]?.stringValue))
+        // As a real webhook would, it answers the whole object (here: n reset to 2, the writer's ACL kept).
+        let beforeSave = try WebhookReceiver(reply: #"{"success":{"n":2,"ACL":{"\#(userId)":{"write":true}}}}"#)
+        let hook: JSON = ["className": "Drop", "triggerName": "beforeSave", "url": .string(beforeSave.url)]
+        #expect(try await server.request("POST", "/hooks/triggers", json: hook, master: true).status == 200)
+        let created = try await server.request("POST", "/classes/Drop", json: ["n": 1, "ACL": .object([userId: ["write": true]])])
+        let id = try #require(created.json["objectId"]?.stringValue)
+        let updated = try await server.request("PUT", "/classes/Drop/\(id)", json: ["n": 3], headers: ["X-Parse-Session-Token": token])
+        #expect(updated.status == 200 && updated.json["n"] == 2, "\(updated.text)")
+        #expect(try JSONParser.parse(Array(try #require(beforeSave.requests.last).body))["object"]?["n"] == 3)
+        let stranger = try await server.request("PUT", "/classes/Drop/\(id)", json: ["n": 4])
+        #expect(stranger.json == ["code": 101, "error": "Object not found."])
+        #expect(beforeSave.requests.count == 2)  // The create and the writer's update; not the stranger's.
+    }
 }

@@ -137,6 +137,22 @@ import Testing
         let retokenId = try #require(retoken.json["objectId"]?.stringValue)
         let changed = try await server.request("PUT", "/installations/\(retokenId)", json: ["deviceToken": "token-g"])
         #expect(changed.json == ["code": 136, "error": "deviceToken may not be changed in this operation"])
+        // An operation on an identifying field is refused like a new value.
+        let deleteType = try await server.request("PUT", "/installations/\(retokenId)", json: ["deviceType": ["__op": "Delete"]])
+        #expect(deleteType.json == ["code": 136, "error": "deviceType may not be changed in this operation"])
+        // Listing installations needs the master key, also through a relation query's redirect.
+        let owner = try await server.request("POST", "/classes/Phone", json: [
+            "devices": ["__op": "AddRelation", "objects": [["__type": "Pointer", "className": "_Installation", "objectId": .string(retokenId)]]],
+        ])
+        #expect(owner.status == 201, "\(owner.text)")
+        let phone = try #require(owner.json["objectId"]?.stringValue)
+        let relatedTo = #"{"$relatedTo":{"object":{"__type":"Pointer","className":"Phone","objectId":""# + phone + #""},"key":"devices"}}"#
+        let redirected = try await server.request("GET", "/classes/Phone", query: ["redirectClassNameForKey": "devices", "where": relatedTo])
+        #expect(redirected.json["code"] == 119)
+        let asMaster = try await server.request("GET", "/classes/Phone", master: true,
+                                                query: ["redirectClassNameForKey": "devices", "where": relatedTo])
+        #expect(asMaster.json["results"]?.arrayValue?.map { $0["objectId"] } == [.string(retokenId)], "\(asMaster.text)")
+
         // The REST guide's "Updating Installations": the same token again, new channels.
         let guideUpdate = try await server.request("PUT", "/installations/\(retokenId)", json: [
             "deviceType": "android", "deviceToken": "token-f", "channels": ["", "foo"],

@@ -67,7 +67,8 @@ public enum SessionToken {
         let bytes = Array(token.utf8)
         var output = [UInt8](repeating: 0, count: 32)
         var size: UInt32 = 0
-        _ = EVP_Digest(bytes, bytes.count, &output, &size, sha256, nil)
+        // A failure here would give every token the same digest: stop rather than mix up sessions.
+        precondition(EVP_Digest(bytes, bytes.count, &output, &size, sha256, nil) == 1 && size == 32, "SHA-256 failed")
         var hex: [UInt8] = []
         hex.reserveCapacity(64)
         for byte in output {

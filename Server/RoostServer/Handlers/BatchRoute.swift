@@ -16,38 +16,48 @@ enum BatchRoute {
                 throw ParseError(.invalidJSON, "too many requests in one batch: \(items.count), at most \(context.config.maxBatchSize)")
             }
             let subRequests = try items.map { try subRequest($0, mountPath: context.config.mountPath, router: routes) }
-            if body["transaction"]?.boolValue == true {
-                let afterCommit = AfterCommit()
-                let response = try context.write { db in
-                    var shared = context
-                    shared.transaction = db
-                    shared.afterCommit = afterCommit
-                    shared.inBatchTransaction = true
-                    let results = try subRequests.map { subRequest -> JSON in
-                        ["success": try run(subRequest, shared, dispatch).body]
-                    }
-                    return APIResponse(body: .array(results))
-                }
-                afterCommit.run()
+            // `after` webhooks wait for the batch's commit (or that of the idempotent request around it).
+            let afterCommit = context.afterCommit ?? AfterCommit()
+            func commitThenNotify(_ write: () throws -> APIResponse) rethrows -> APIResponse {
+                let response = try write()
+                if context.afterCommit == nil { afterCommit.run() }
                 return response
             }
-            if try !context.storage.triggerHooks.isEmpty(load: { try context.read { try HookStore.triggers(in: $0) } }) {
-                // Trigger webhooks must not run while the batch holds the single writer: each item
-                // is a write of its own.
+            if body["transaction"]?.boolValue == true {
+                return try commitThenNotify {
+                    try context.write { db in
+                        let shared = sharing(context, db, afterCommit)
+                        return APIResponse(body: .array(try subRequests.map { ["success": try run($0, shared, dispatch).body] }))
+                    }
+                }
+            }
+            let hasTriggers = try !context.storage.triggerHooks.isEmpty { try context.storage.read { try HookStore.triggers(in: $0) } }
+            if hasTriggers, context.transaction == nil {
+                // Trigger webhooks must not run while the batch holds the single writer: each item is a write of its own.
                 return APIResponse(body: .array(subRequests.map { subRequest in
                     outcome(context) { try run(subRequest, context, dispatch).body }
                 }))
             }
             // Independent items, one commit: each runs in its own savepoint, so a failure undoes only itself.
-            return try context.write { db in
-                var shared = context
-                shared.transaction = db
-                let results = subRequests.map { subRequest in
-                    outcome(context) { try db.inSavepoint { try run(subRequest, shared, dispatch).body } }
+            return try commitThenNotify {
+                try context.write { db in
+                    let shared = sharing(context, db, afterCommit)
+                    return APIResponse(body: .array(subRequests.map { subRequest in
+                        outcome(context) { try db.inSavepoint { try run(subRequest, shared, dispatch).body } }
+                    }))
                 }
-                return APIResponse(body: .array(results))
             }
         }
+    }
+
+    /// The context of items sharing the batch's transaction: `before` webhooks are refused there
+    /// (they would hold the writer), `after` ones wait for the commit.
+    private static func sharing(_ context: RequestContext, _ db: SQLiteConnection, _ afterCommit: AfterCommit) -> RequestContext {
+        var shared = context
+        shared.transaction = db
+        shared.afterCommit = afterCommit
+        shared.inBatchTransaction = true
+        return shared
     }
 
     /// `{"success": …}`, or `{"error": {code, error}}` when the item failed.

@@ -47,6 +47,8 @@ enum ClassRoutes {
         if let key = options.redirectKey {
             options.redirectKey = nil
             if let target = try context.read({ db in try relationTarget(className, key, in: db) }) {
+                // The target class's own rule: only the master key lists installations.
+                if target == InstallationRoutes.className, !context.isMaster { throw InstallationRoutes.refused("find") }
                 return try tagged(try find(target, options: options, context: context), className: target)
             }
         }
@@ -164,8 +166,8 @@ enum ClassRoutes {
     static func delete(_ className: String, _ objectId: String, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
         if !isSystemRoute { try ObjectWriter.checkClientClassName(className) }
         let triggers = try Triggers(className, context: context)
-        if triggers.has("beforeDelete"), let current = try triggers.current(objectId) {
-            try triggers.beforeDelete(current.wireJSON(excluding: []))
+        if triggers.has("beforeDelete") {
+            try triggers.beforeDelete(try triggers.current(objectId).wireJSON(excluding: []))
         }
         let deleted = try context.write { db -> StoredObject in
             // An object the caller may not write is answered as missing, as Parse does.

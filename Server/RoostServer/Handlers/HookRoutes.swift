@@ -48,6 +48,7 @@ enum HookRoutes {
 
     /// `POST /hooks/...`: a new hook; one that exists already is refused (143).
     private static func create(_ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        try refuseInBatch(context)
         let hook = try declaredHook(body)
         let response = try context.write { db -> APIResponse in
             if try HookStore.hook(hook.target, in: db) != nil {
@@ -66,6 +67,7 @@ enum HookRoutes {
 
     /// `PUT /hooks/...`: a new URL for an existing hook, or `{"__op": "Delete"}` to remove it.
     private static func change(_ target: Hook.Target, _ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        try refuseInBatch(context)
         defer { context.storage.triggerHooks.invalidate() }
         if body["__op"]?.stringValue == "Delete" {
             try context.write { try HookStore.delete(target, in: $0) }
@@ -108,7 +110,14 @@ enum HookRoutes {
 
     /// `POST /functions/<name>`: the body is the function's `params`; the webhook gets them with the
     /// caller (`master`, `user`, `installationId`), and its `success` value comes back as `result`.
+    /// Inside a batch: hooks change only on their own (the trigger cache is reset after a commit it
+    /// can see), and a function's webhook must not answer while the batch holds the single writer.
+    private static func refuseInBatch(_ context: RequestContext) throws {
+        guard context.transaction == nil else { throw ParseError(.webhookError, "Webhooks cannot be used inside a batch.") }
+    }
+
     private static func callFunction(_ name: String, params: [String: JSON], context: RequestContext) throws -> APIResponse {
+        try refuseInBatch(context)
         guard let hook = try context.read({ try HookStore.hook(.function(name), in: $0) }) else {
             throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"")
         }

@@ -35,6 +35,7 @@ struct InstallationMatch {
             throw ParseError(.missingRequiredField, "at least one ID field (deviceToken, installationId) must be specified in this operation")
         }
         let deviceType = nonEmptyString(body["deviceType"])
+        if let objectId { try refuseOperations(on: body, of: objectId) }
         // An update that touches none of the identifying fields needs no lookup.
         if objectId != nil, deviceToken == nil, installationId == nil, deviceType == nil { return objectId }
 
@@ -88,6 +89,27 @@ struct InstallationMatch {
             }
         }
         return idMatch.objectId
+    }
+
+    /// Parse compares an operation on an identifying field (`{"__op": "Delete"}`) as a value, which
+    /// never equals the stored one: such an update is refused (136) where a new value would be.
+    private func refuseOperations(on body: [String: JSON], of objectId: String) throws {
+        let operated = ["installationId", "deviceToken", "deviceType"].filter { key in
+            guard let value = body[key] else { return false }
+            return value != .null && value != "" && nonEmptyString(value) == nil
+        }
+        guard !operated.isEmpty else { return }
+        guard let stored = try candidates(objectId: objectId, installationId: nil, deviceToken: nil).first else {
+            throw ParseError(.objectNotFound, "Object not found for update.")
+        }
+        for key in operated {
+            let refused = switch key {
+            case "installationId": stored.installationId != nil
+            case "deviceToken": stored.deviceToken != nil && stored.installationId == nil && nonEmptyString(body["installationId"]) == nil
+            default: true
+            }
+            if refused { throw ParseError(.invalidInstallationId, "\(key) may not be changed in this operation") }
+        }
     }
 
     /// The installations that share the save's objectId, installationId or device token.

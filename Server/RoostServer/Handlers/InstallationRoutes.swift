@@ -58,7 +58,7 @@ enum InstallationRoutes {
         }
     }
 
-    private static func refused(_ operation: String) -> ParseError {
+    static func refused(_ operation: String) -> ParseError {
         ParseError(.operationForbidden, "Clients aren't allowed to perform the \(operation) operation on the installation collection.")
     }
 

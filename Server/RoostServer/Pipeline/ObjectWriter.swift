@@ -68,7 +68,8 @@ enum ObjectWriter {
         let triggers = try Triggers(className, context: context)
         var body = body
         var changedByTrigger: [String] = []
-        if triggers.has("beforeSave"), let current = try triggers.current(objectId) {
+        if triggers.has("beforeSave") {
+            let current = try triggers.current(objectId)
             let requested = try decode(body, isCreate: false)
             var preview = current
             preview.fields = try apply(requested.operations, to: current.fields)

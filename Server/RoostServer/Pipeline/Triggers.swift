@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import RoostCore
+import Synchronization
 
 /// A class's trigger webhooks, run around its writes as Parse Server runs webhook triggers (REST
 /// guide, "Hooks"): `beforeSave` may refuse the save (its error, 141) or change it (the object it
@@ -22,17 +23,21 @@ struct Triggers {
     init(_ className: String, context: RequestContext) throws {
         self.className = className
         self.context = context
-        urls = try context.storage.triggerHooks.urls(for: className) { try context.read { try HookStore.triggers(in: $0) } }
+        // Through a reader, never a batch's open transaction: the cache holds committed hooks only.
+        urls = try context.storage.triggerHooks.urls(for: className) { try context.storage.read { try HookStore.triggers(in: $0) } }
     }
 
     func has(_ trigger: String) -> Bool { urls[trigger] != nil }
 
-    /// The object as the caller may read it now: what a `before` hook of an update or delete is shown.
-    func current(_ objectId: String) throws -> StoredObject? {
-        try context.read { db in
+    /// The object now, as a `before` hook of an update or delete is shown it.
+    /// - Throws: 101 when it is missing or the caller may not write it (the write would fail the same way).
+    func current(_ objectId: String) throws -> StoredObject {
+        let object = try context.read { db -> StoredObject? in
             guard let schema = try SchemaStore.load(className, in: db) else { return nil }
-            return try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db)?.decoded()
+            return try ObjectStore.fetch(objectId, from: schema, in: db)?.decoded()
         }
+        guard let object, context.canWrite(object.acl) else { throw ObjectWriter.objectNotFound }
+        return object
     }
 
     /// Runs `beforeSave` on the object as it would be saved; returns the fields to save instead
@@ -52,8 +57,14 @@ struct Triggers {
         _ = try call(url, "beforeDelete", object, original: nil)
     }
 
-    func afterSave(_ object: JSON, original: JSON?) { notify("afterSave", object, original: original) }
-    func afterDelete(_ object: JSON) { notify("afterDelete", object, original: nil) }
+    /// The objects are built only when the hook exists: every write calls these.
+    func afterSave(_ object: @autoclosure () -> JSON, original: @autoclosure () -> JSON?) {
+        if has("afterSave") { notify("afterSave", object(), original: original()) }
+    }
+
+    func afterDelete(_ object: @autoclosure () -> JSON) {
+        if has("afterDelete") { notify("afterDelete", object(), original: nil) }
+    }
 
     private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
         guard !context.inBatchTransaction else {
@@ -70,9 +81,17 @@ struct Triggers {
     /// of a transactional batch, when inside one).
     private func notify(_ trigger: String, _ object: JSON, original: JSON?) {
         guard let url = urls[trigger], let body = try? body(trigger, object, original: original) else { return }
-        let webhook = Webhook(url: url, key: context.config.webhookKey), logger = context.logger, className = className
+        let webhook = Webhook(url: url, key: context.config.webhookKey, timeout: Triggers.webhookTimeout)
+        let logger = context.logger, className = className
         let send = {
+            // A dead webhook must not pile up work without bound: past the limit, notices are dropped.
+            guard Triggers.pendingNotices.add(1, ordering: .relaxed).newValue <= Triggers.maximumPendingNotices else {
+                Triggers.pendingNotices.subtract(1, ordering: .relaxed)
+                logger.warning("\(trigger) webhook of \(className) dropped: too many pending")
+                return
+            }
             Triggers.afterQueue.async {
+                defer { Triggers.pendingNotices.subtract(1, ordering: .relaxed) }
                 do { _ = try webhook.call(body) } catch { logger.warning("\(trigger) webhook of \(className) failed: \(error)") }
             }
         }
@@ -88,6 +107,8 @@ struct Triggers {
     }
 
     private static let afterQueue = DispatchQueue(label: "roost.after-triggers")
+    private static let pendingNotices = Atomic<Int>(0)
+    private static let maximumPendingNotices = 1000
 }
 
 /// Actions to run once the enclosing transaction has committed (the `after` hooks of a transactional batch).

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import FoundationNetworking
 import RoostCore
+import Synchronization
 
 /// Calls a webhook as Parse Server does: a JSON `POST` with `X-Parse-Webhook-Key`, answered with
 /// `{"success": value}` or `{"error": message}`. See the REST guide, "Hooks".
@@ -21,7 +22,7 @@ struct Webhook {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let key { request.setValue(key, forHTTPHeaderField: "X-Parse-Webhook-Key") }
         request.httpBody = Data(body.encoded())
-        let reply = Webhook.send(request)
+        let reply = Webhook.send(request, within: timeout)
         guard case .success(let data) = reply else {
             throw ParseError(.scriptFailed, "Webhook request failed.")
         }
@@ -50,16 +51,21 @@ struct Webhook {
         return fields
     }
 
-    /// Blocks the calling request thread until the reply (or the timeout).
-    private static func send(_ request: URLRequest) -> Result<Data, Error> {
+    /// Blocks the calling request thread until the reply, at most `timeout` in all (URLSession's own
+    /// timeout restarts with every byte received, so a webhook that trickles would hold on).
+    private static func send(_ request: URLRequest, within timeout: TimeInterval) -> Result<Data, Error> {
         let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: Result<Data, Error> = .failure(URLError(.unknown))
-        session.dataTask(with: request) { data, _, error in
-            result = data.map { .success($0) } ?? .failure(error ?? URLError(.badServerResponse))
+        let result = Mutex<Result<Data, Error>>(.failure(URLError(.timedOut)))
+        let task = session.dataTask(with: request) { data, _, error in
+            result.withLock { $0 = data.map { .success($0) } ?? .failure(error ?? URLError(.badServerResponse)) }
             done.signal()
-        }.resume()
-        done.wait()
-        return result
+        }
+        task.resume()
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            task.cancel()
+            return .failure(URLError(.timedOut))
+        }
+        return result.withLock { $0 }
     }
 
     private static let session = URLSession(configuration: .ephemeral)

@@ -170,6 +170,13 @@ public final class Storage: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v9: installations by device token") { db in
+            // Installations are looked up by deviceToken on every save; tables created before this
+            // session's change have only the installationId index.
+            if let id = try Int64.fetchOne(db, sql: "SELECT id FROM _schema WHERE className = '_Installation'") {
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"c\(id)_deviceToken\" ON \"c\(id)\" (json_extract(data, '$.deviceToken'))")
+            }
+        }
         return migrator
     }
 

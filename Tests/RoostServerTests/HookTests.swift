@@ -165,5 +165,15 @@ import Testing
         let stranger = try await server.request("PUT", "/classes/Drop/\(id)", json: ["n": 4])
         #expect(stranger.json == ["code": 101, "error": "Object not found."])
         #expect(beforeSave.requests.count == 2)  // The create and the writer's update; not the stranger's.
+
+        // A field deletion, which the answered object cannot show, is kept.
+        let noted = try await server.request("POST", "/classes/Note", json: ["title": "a", "note": "remove me"])
+        let noteId = try #require(noted.json["objectId"]?.stringValue)
+        let titler = try WebhookReceiver(reply: #"{"success":{"title":"b"}}"#)
+        let noteHook: JSON = ["className": "Note", "triggerName": "beforeSave", "url": .string(titler.url)]
+        #expect(try await server.request("POST", "/hooks/triggers", json: noteHook, master: true).status == 200)
+        #expect(try await server.request("PUT", "/classes/Note/\(noteId)", json: ["note": ["__op": "Delete"]]).status == 200)
+        let note = try await server.fetch("Note", noteId)
+        #expect(note["title"] == "b" && note["note"] == nil, "\(note.jsonText)")
     }
 }

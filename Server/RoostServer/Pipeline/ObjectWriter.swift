@@ -25,7 +25,7 @@ enum ObjectWriter {
             let requested = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
             var preview = try apply(requested.operations, to: nil)
             if let acl = requested.acl { preview["ACL"] = acl }
-            if var replaced = try triggers.beforeSave(.object(preview), original: nil) {
+            if var replaced = try triggers.beforeSave(.object(preview), original: nil, body: body) {
                 changedByTrigger = replaced.keys.filter { replaced[$0] != body[$0] }
                 if let objectId = body["objectId"] { replaced["objectId"] = objectId }  // A client-chosen id stays.
                 body = replaced
@@ -74,7 +74,7 @@ enum ObjectWriter {
             var preview = current
             preview.fields = try apply(requested.operations, to: current.fields)
             if let acl = requested.acl { preview.acl = acl }
-            if let replaced = try triggers.beforeSave(preview.wireJSON(excluding: []), original: current.wireJSON(excluding: [])) {
+            if let replaced = try triggers.beforeSave(preview.wireJSON(excluding: []), original: current.wireJSON(excluding: []), body: body) {
                 changedByTrigger = replaced.keys.filter { replaced[$0] != body[$0] }
                 body = replaced
             }

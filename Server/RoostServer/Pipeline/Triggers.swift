@@ -40,15 +40,20 @@ struct Triggers {
         return object
     }
 
-    /// Runs `beforeSave` on the object as it would be saved; returns the fields to save instead
-    /// when the webhook answers an object (`nil`: save as asked).
-    func beforeSave(_ object: JSON, original: JSON?) throws -> [String: JSON]? {
+    /// Runs `beforeSave` on the object as it would be saved; returns the body to save instead when
+    /// the webhook answers an object (`nil`: save as asked).
+    /// - Parameter body: the client's body, whose field deletions and relation changes an object cannot show.
+    func beforeSave(_ object: JSON, original: JSON?, body: [String: JSON]) throws -> [String: JSON]? {
         guard let url = urls["beforeSave"] else { return nil }
         let answer = try call(url, "beforeSave", object, original: original)
         guard case .object(var fields) = answer else { return nil }
         for key in ["objectId", "createdAt", "updatedAt", "className"] { fields.removeValue(forKey: key) }
         // Relation fields come back as their markers; the pairs are changed by operations only.
-        return fields.filter { $0.value["__type"] != "Relation" }
+        fields = fields.filter { $0.value["__type"] != "Relation" }
+        for (key, value) in body where fields[key] == nil {
+            if let op = value["__op"]?.stringValue, ["Delete", "AddRelation", "RemoveRelation", "Batch"].contains(op) { fields[key] = value }
+        }
+        return fields
     }
 
     /// Runs `beforeDelete`; its error refuses the delete.

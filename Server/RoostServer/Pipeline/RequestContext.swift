@@ -14,12 +14,12 @@ struct RequestContext {
     let logger: Logger
     /// `http://<Host><mount>`, the base of `Location` headers, as Parse builds it.
     let publicURL: String
-    /// Set inside a transactional batch: every sub-request shares this write transaction.
+    /// Set inside a batch or an idempotent request: the write transaction its writes share.
     var transaction: SQLiteConnection?
-    /// Set inside a write that commits later (a transactional batch, an idempotent request): what to
-    /// do once it has committed (`after` trigger webhooks).
+    /// Set inside a write that commits later (a batch, an idempotent request): what to do once it
+    /// has committed (`after` trigger webhooks).
     var afterCommit: AfterCommit?
-    /// Inside a transactional batch, whose many items must not each hold the writer for a webhook.
+    /// Inside a batch whose items share one write: its many items must not each hold the writer for a webhook.
     var inBatchTransaction = false
 
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.

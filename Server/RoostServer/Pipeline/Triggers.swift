@@ -73,7 +73,7 @@ struct Triggers {
 
     private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
         guard !context.inBatchTransaction else {
-            throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a transactional batch: they would hold the single writer while they answer.")
+            throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a batch that shares one write: they would hold the single writer while they answer.")
         }
         return try Webhook(url: url, key: context.config.webhookKey, timeout: Triggers.webhookTimeout)
             .call(try body(trigger, object, original: original))

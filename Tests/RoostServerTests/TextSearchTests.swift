@@ -58,6 +58,11 @@ import Testing
         #expect(scores.count == 2 && scores[0] > scores[1], "\(ranked.text)")
         #expect(results.allSatisfy { $0["name"] == nil && $0["objectId"] != nil })
 
+        // A dotted key into an Object field is searched and scored too.
+        _ = try await server.createAll("BarbecueSauce", [["name": "Nested", "info": ["blurb": "smoky bagels"]]])
+        let nested = try await search(#"{"info.blurb":{"$text":{"$search":{"$term":"bagel"}}}}"#, ["keys": "$score"])
+        #expect(nested.json["results"]?.arrayValue?.first?["score"]?.numberValue ?? 0 > 0, "\(nested.text)")
+
         // An array of strings is searched element by element.
         let tagged = try await search(#"{"tags":{"$text":{"$search":{"$term":"smoky"}}}}"#)
         #expect(tagged.json["results"]?.arrayValue?.map { $0["name"] } == ["Plain"])

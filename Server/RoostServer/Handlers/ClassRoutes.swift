@@ -114,7 +114,10 @@ enum ClassRoutes {
             // `keys=$score`: each result carries its `$text` relevance as `score`, as Parse's MongoDB adapter answers.
             let matcher = TextMatcher(text.search)
             results = try zip(rows, results).map { row, result in
-                try result.setting("score", to: .number(matcher.score(try row.decoded().fields[text.key])))
+                // The searched value, also at a dotted path into an Object field.
+                let path = text.key.split(separator: ".").map(String.init)
+                let value = path.dropFirst().reduce(try row.decoded().fields[path[0]]) { value, key in value?[key] }
+                return try result.setting("score", to: .number(matcher.score(value)))
             }
         }
         let fileFields = FileURLs.fields(of: schema)

@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func registeredUsersUploadAndAnyoneWithTheURLDownloads() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         let token = try await signUp(server, ["username": "uploader", "password": "pw-uploader"])
         let upload = try await server.request("POST", "/files/hello.txt", body: text,
                                               headers: ["Content-Type": "text/plain", "X-Parse-Session-Token": token])
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func publicAndAnonymousUploadsAreRefusedByDefault() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         let publicUpload = try await server.request("POST", "/files/hello.txt", body: text, headers: ["Content-Type": "text/plain"])
         #expect(publicUpload.status == 400)
         #expect(publicUpload.json == ["code": 130, "error": "File upload by public is disabled."])
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func badNamesAndEmptyBodiesAreRefused() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         for name in [".hidden", "a%2Fb.txt", "semi;colon.txt"] {
             let response = try await server.request("POST", "/files/\(name)", body: text, master: true)
             #expect(response.json == ["code": 122, "error": "Filename contains invalid characters."], "\(name)")
@@ -94,7 +94,7 @@ import Testing
 
     /// The JS SDK sends the file as base64 inside a JSON body that also carries the keys.
     @Test func javaScriptSDKFormUploads() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         let token = try await signUp(server, ["username": "jsuser", "password": "pw-jsuser"])
         let body: JSON = [
             "base64": .string(Base64.encode(Array(text))), "_ContentType": "text/plain",
@@ -109,7 +109,7 @@ import Testing
     /// Parse's `FilesController`: a name without an extension takes the one of its Content-Type
     /// (the header, or `_ContentType` in the JS SDK form); a name with one keeps it.
     @Test func aNameWithoutAnExtensionTakesTheContentTypes() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         let token = try await signUp(server, ["username": "namer", "password": "pw-namer"])
         func upload(_ name: String, _ contentType: String) async throws -> String {
             let response = try await server.request("POST", "/files/\(name)", body: text,

@@ -6,7 +6,7 @@ import Testing
 /// `/hooks` and Cloud Functions served by webhooks (REST guide, "Hooks"), with Parse's 143 errors.
 @Suite struct HookTests {
     @Test func functionWebhooksAreRegisteredAndCalled() async throws {
-        let server = try TestServer(arguments: ["--webhook-key", "hook-key-123"])
+        let server = try TestServer(arguments: fastHashing + ["--webhook-key", "hook-key-123"])
         let receiver = try WebhookReceiver(reply: #"{"success":{"greeting":"hello"}}"#)
         let hook: JSON = ["functionName": "greet", "url": .string(receiver.url)]
 
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func badDeclarationsAre143() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         for body: JSON in [["functionName": "f"], ["url": "http://x"], ["className": "Game", "url": "http://x"],
                            ["className": "Game", "triggerName": "beforeEverything", "url": "http://x"]] {
             let response = try await server.request("POST", "/hooks/functions", json: body, master: true)
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func triggerWebhooksRunAroundWrites() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         let beforeSave = try WebhookReceiver(reply: #"{"success":{"title":"Hello","score":10,"checked":true}}"#)
         let afterSave = try WebhookReceiver(reply: #"{"success":true}"#)
         let beforeDelete = try WebhookReceiver(reply: #"{"error":"scores are forever"}"#)
@@ -142,7 +142,7 @@ import Testing
 
     /// A `before` hook sees objects the caller may write but not read; webhooks never run inside a batch's write.
     @Test func beforeHooksSeeWritableObjectsAndBatchesKeepOut() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         // Without triggers a batch shares one write: webhooks are refused inside it.
         let inBatch = try await server.request("POST", "/batch", json: ["requests": [
             ["method": "POST", "path": "/parse/hooks/functions", "body": ["functionName": "f", "url": "http://127.0.0.1:9/f"]],

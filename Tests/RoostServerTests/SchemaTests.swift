@@ -60,7 +60,7 @@ import Testing
 
     /// Parse lists `_Session` once sessions exist (its rows live outside `_schema` here).
     @Test func sessionsAppearAmongTheSchemas() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: fastHashing)
         let before = try await server.request("GET", "/schemas/_Session", master: true)
         #expect(before.json == ["code": 103, "error": "Class _Session does not exist."])
         let signUp = try await server.request("POST", "/users", json: ["username": "schema-user", "password": "pw-schema-user"])

@@ -236,6 +236,14 @@ final class EventuallyQueue: @unchecked Sendable {
 
     /// The current token of the user who queued a command: the live one (it changes on sign-up
     /// conversion and password change), or the one kept when that user logged out.
+    /// Whether the current user, if the command is theirs, has a request in flight that replaces its session.
+    private func isChangingSession(_ userKey: String?) throws -> Bool {
+        guard let userKey, let user = client?.currentUser else { return false }
+        let resolvedKey = userKey.hasPrefix("local_") ? (try store.objectId(forLocalId: userKey) ?? userKey) : userKey
+        guard user.localId == userKey || user.objectId == resolvedKey else { return false }
+        return user.lock.withLock { user.sessionChangesInFlight > 0 }
+    }
+
     private func sessionToken(for userKey: String?) throws -> String? {
         guard let userKey else { return nil }
         let resolvedKey = userKey.hasPrefix("local_") ? (try store.objectId(forLocalId: userKey) ?? userKey) : userKey
@@ -345,8 +353,10 @@ final class EventuallyQueue: @unchecked Sendable {
             try store.complete(delivery.command, createdObjectId: nil)  // Already logged out.
             return
         }
-        if error.code == .invalidSessionToken, try sessionToken(for: delivery.command.userKey) != delivery.sessionToken {
-            // The user's token changed while this was in flight (sign-up conversion, new password): send again.
+        if error.code == .invalidSessionToken,
+            try sessionToken(for: delivery.command.userKey) != delivery.sessionToken || isChangingSession(delivery.command.userKey) {
+            // The user's token changed, or is being changed, while this was in flight (sign-up conversion,
+            // new password): send again with the new one.
             throw RoostError.transport("session token replaced; retrying with the new one")
         }
         try store.fail(delivery.command, code: error.code ?? .otherCause, message: error.description)

@@ -43,6 +43,9 @@ extension RoostClient {
         }
         if let current = currentUser, current.isAnonymous, !current.isLazy, let id = current.objectId {
             body["authData"] = ["anonymous": nil]
+            // The server revokes the anonymous sessions: queued commands sent meanwhile retry (see EventuallyQueue.refuse).
+            current.lock.withLock { current.sessionChangesInFlight += 1 }
+            defer { current.lock.withLock { current.sessionChangesInFlight -= 1 } }
             let answer = try await transport.send("PUT", "users/\(id)", body: .object(body), sessionToken: current.sessionToken)
             current.lock.withLock {
                 current.state.serverData["username"] = .string(username)

@@ -6,6 +6,9 @@ public final class RoostUser: RoostObject, @unchecked Sendable {
     /// Set for an automatic user that exists only on this device so far. Guarded by `lock`.
     var lazyAnonymousId: String?
     var sessionTokenStorage: String?
+    /// Requests in flight that will replace the session (a sign-up converting this anonymous user):
+    /// until they answer, a 209 for a queued command may come from the old token being revoked.
+    var sessionChangesInFlight = 0
 
     public init(client: RoostClient? = nil) {
         super.init(className: "_User", client: client)

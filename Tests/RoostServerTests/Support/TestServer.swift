@@ -85,7 +85,16 @@ final class TestServer: @unchecked Sendable {
         if request.httpBody != nil, request.value(forHTTPHeaderField: "Content-Type") == nil {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        let (data, response) = try await session.data(for: request)
+        let started = Date()
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            // The data dir (and the server's log in it) goes away with the test: keep what the server said.
+            let alive = kill(process.pid, 0) == 0 ? "running" : "gone"
+            throw TestServerError.transport("\(method) \(path) failed after \(Int(Date().timeIntervalSince(started))) s, "
+                + "server \(alive): \(error)\n--- server log (last 2000 bytes) ---\n\(String(log().suffix(2000)))")
+        }
         let http = response as! HTTPURLResponse
         var responseHeaders: [String: String] = [:]
         for (name, value) in http.allHeaderFields { responseHeaders["\(name)".lowercased()] = "\(value)" }
@@ -118,4 +127,6 @@ enum TestServerError: Error {
     case binaryNotFound([String])
     case exited(output: String)
     case unexpected(Int, String)
+    /// A request got no HTTP answer; carries the server's state and log.
+    case transport(String)
 }

@@ -79,21 +79,29 @@ final class ServerProcess: @unchecked Sendable {
         return try JSONParser.parse(Array(data))
     }
 
+    /// A port that is free now, below the kernel's ephemeral range (32768 and up by default): servers
+    /// started on port 0 by other tests get ephemeral ports, so they cannot take it before this server
+    /// starts (a test that reserves a port and starts the server later once lost it that way).
     static func freePort() throws -> Int {
+        for _ in 0..<100 {
+            let port = Int.random(in: 20_000..<32_000)
+            if isFree(port) { return port }
+        }
+        throw ServerProcessError.noPort
+    }
+
+    private static func isFree(_ port: Int) -> Bool {
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socketDescriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socketDescriptor, $0, length) == 0 && getsockname(socketDescriptor, $0, &length) == 0
+                bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        guard bound else { throw ServerProcessError.noPort }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func binary() throws -> URL {

@@ -31,8 +31,7 @@ enum BatchRoute {
                     }
                 }
             }
-            let hasTriggers = try !context.storage.triggerHooks.isEmpty { try context.storage.read { try HookStore.triggers(in: $0) } }
-            if hasTriggers, context.transaction == nil {
+            if try context.storage.hasTriggerHooks, context.transaction == nil {
                 // Trigger webhooks must not run while the batch holds the single writer: each item is a write of its own.
                 return APIResponse(body: .array(subRequests.map { subRequest in
                     outcome(context) { try run(subRequest, context, dispatch).body }

@@ -43,16 +43,22 @@ enum ClassRoutes {
 
     static func find(_ className: String, request: APIRequest, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
+        try checkFindAllowed(className, context: context)
         var options = try QueryOptions.parse(try request.parameters())
         if let key = options.redirectKey {
             options.redirectKey = nil
             if let target = try context.read({ db in try relationTarget(className, key, in: db) }) {
-                // The target class's own rule: only the master key lists installations.
-                if target == InstallationRoutes.className, !context.isMaster { throw InstallationRoutes.refused("find") }
+                try checkFindAllowed(target, context: context)
                 return try tagged(try find(target, options: options, context: context), className: target)
             }
         }
         return try find(className, options: options, context: context)
+    }
+
+    /// Parse's class rule for finds, whichever route asks (a relation query redirected to the class too):
+    /// only the master key lists installations.
+    private static func checkFindAllowed(_ className: String, context: RequestContext) throws {
+        if className == InstallationRoutes.className, !context.isMaster { throw InstallationRoutes.refused("find") }
     }
 
     /// Parse's `redirectClassNameForKey`: an SDK that knows a relation's parent but not its target

@@ -73,7 +73,7 @@ enum HookRoutes {
             try context.write { try HookStore.delete(target, in: $0) }
             return APIResponse(body: [:])
         }
-        guard let url = nonEmptyString(body["url"]) else { throw invalidDeclaration }
+        guard let url = body["url"]?.nonEmptyString else { throw invalidDeclaration }
         let hook = Hook(target: target, url: url)
         if case .trigger = target { _ = try declaredHook(hook.json.objectValue ?? [:]) }  // Checks the trigger name.
         return try context.write { db in
@@ -90,9 +90,9 @@ enum HookRoutes {
 
     /// Parse's `createOrUpdateHook` checks: a function name and a URL, or a class, a trigger name and a URL.
     private static func declaredHook(_ body: [String: JSON]) throws -> Hook {
-        guard let url = nonEmptyString(body["url"]) else { throw invalidDeclaration }
-        if let name = nonEmptyString(body["functionName"]) { return Hook(target: .function(name), url: url) }
-        guard let className = nonEmptyString(body["className"]), let triggerName = nonEmptyString(body["triggerName"]),
+        guard let url = body["url"]?.nonEmptyString else { throw invalidDeclaration }
+        if let name = body["functionName"]?.nonEmptyString { return Hook(target: .function(name), url: url) }
+        guard let className = body["className"]?.nonEmptyString, let triggerName = body["triggerName"]?.nonEmptyString,
             parseTriggerNames.contains(triggerName)
         else { throw invalidDeclaration }
         // Saying so beats storing a hook that would never be called.
@@ -132,8 +132,4 @@ enum HookRoutes {
     private static func noFunction(_ name: String) -> ParseError { ParseError(.webhookError, "no function named: \(name) is defined") }
     private static func noClass(_ className: String) -> ParseError { ParseError(.webhookError, "class \(className) does not exist") }
 
-    private static func nonEmptyString(_ value: JSON?) -> String? {
-        if case .string(let text)? = value, !text.isEmpty { return text }
-        return nil
-    }
 }

@@ -23,18 +23,18 @@ struct InstallationMatch {
     /// update: `objectId` for a `PUT`, a matched installation for a create, `nil` to create one.
     /// - Parameter headerInstallationId: `X-Parse-Installation-Id`, used to match when the body has no id (not for the master key).
     func resolve(_ body: inout [String: JSON], objectId: String?, headerInstallationId: String?) throws -> String? {
-        var deviceToken = nonEmptyString(body["deviceToken"])
+        var deviceToken = body["deviceToken"]?.nonEmptyString
         if let token = deviceToken, token.count == 64 {
             deviceToken = token.lowercased()
             body["deviceToken"] = .string(token.lowercased())
         }
-        let bodyInstallationId = nonEmptyString(body["installationId"])?.lowercased()
+        let bodyInstallationId = body["installationId"]?.nonEmptyString?.lowercased()
         if let bodyInstallationId { body["installationId"] = .string(bodyInstallationId) }
         let installationId = bodyInstallationId ?? headerInstallationId?.lowercased()
         if objectId == nil, deviceToken == nil, installationId == nil {
             throw ParseError(.missingRequiredField, "at least one ID field (deviceToken, installationId) must be specified in this operation")
         }
-        let deviceType = nonEmptyString(body["deviceType"])
+        let deviceType = body["deviceType"]?.nonEmptyString
         if let objectId { try refuseOperations(on: body, of: objectId) }
         // An update that touches none of the identifying fields needs no lookup.
         if objectId != nil, deviceToken == nil, installationId == nil, deviceType == nil { return objectId }
@@ -96,7 +96,7 @@ struct InstallationMatch {
     private func refuseOperations(on body: [String: JSON], of objectId: String) throws {
         let operated = ["installationId", "deviceToken", "deviceType"].filter { key in
             guard let value = body[key] else { return false }
-            return value != .null && value != "" && nonEmptyString(value) == nil
+            return value != .null && value != "" && value.nonEmptyString == nil
         }
         guard !operated.isEmpty else { return }
         guard let stored = try candidates(objectId: objectId, installationId: nil, deviceToken: nil).first else {
@@ -105,7 +105,7 @@ struct InstallationMatch {
         for key in operated {
             let refused = switch key {
             case "installationId": stored.installationId != nil
-            case "deviceToken": stored.deviceToken != nil && stored.installationId == nil && nonEmptyString(body["installationId"]) == nil
+            case "deviceToken": stored.deviceToken != nil && stored.installationId == nil && body["installationId"]?.nonEmptyString == nil
             default: true
             }
             if refused { throw ParseError(.invalidInstallationId, "\(key) may not be changed in this operation") }
@@ -129,7 +129,7 @@ struct InstallationMatch {
 
     /// Deletes the other installations holding `deviceToken` (those of the same app, when the body names one).
     private func deleteOthers(deviceToken: String, keepingInstallationId: String?, keepingObjectId: String?, appIdentifier: JSON?) throws {
-        let appIdentifier = nonEmptyString(appIdentifier)
+        let appIdentifier = appIdentifier?.nonEmptyString
         let others = try candidates(objectId: nil, installationId: nil, deviceToken: deviceToken).filter { stored in
             if let keepingInstallationId, stored.installationId == keepingInstallationId { return false }
             if let keepingObjectId, stored.objectId == keepingObjectId { return false }
@@ -147,9 +147,4 @@ struct InstallationMatch {
 
     private func argument(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
 
-    /// Parse tests these fields for truthiness: a non-empty string counts, anything else does not.
-    private func nonEmptyString(_ value: JSON?) -> String? {
-        if case .string(let text)? = value, !text.isEmpty { return text }
-        return nil
-    }
 }

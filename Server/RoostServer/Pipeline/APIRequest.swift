@@ -43,6 +43,12 @@ struct APIResponse {
 }
 
 extension JSON {
+    /// A string with something in it: what Parse's truthiness tests accept for a name or id field.
+    var nonEmptyString: String? {
+        if case .string(let text) = self, !text.isEmpty { return text }
+        return nil
+    }
+
     /// This object with `key` set to `value`; a stored row (`.encodedFragment`) is decoded first.
     func setting(_ key: String, to value: JSON) throws -> JSON {
         var object = self

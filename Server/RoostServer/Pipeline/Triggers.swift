@@ -23,8 +23,7 @@ struct Triggers {
     init(_ className: String, context: RequestContext) throws {
         self.className = className
         self.context = context
-        // Through a reader, never a batch's open transaction: the cache holds committed hooks only.
-        urls = try context.storage.triggerHooks.urls(for: className) { try context.storage.read { try HookStore.triggers(in: $0) } }
+        urls = try context.storage.triggerURLs(for: className)
     }
 
     func has(_ trigger: String) -> Bool { urls[trigger] != nil }
@@ -114,6 +113,20 @@ struct Triggers {
     private static let afterQueue = DispatchQueue(label: "roost.after-triggers")
     private static let pendingNotices = Atomic<Int>(0)
     private static let maximumPendingNotices = 1000
+}
+
+extension Storage {
+    /// Trigger name → URL of `className`'s trigger webhooks, from the cache.
+    func triggerURLs(for className: String) throws -> [String: String] {
+        try triggerHooks.urls(for: className, load: committedTriggers)
+    }
+
+    var hasTriggerHooks: Bool {
+        get throws { try !triggerHooks.isEmpty(load: committedTriggers) }
+    }
+
+    /// Through a reader, never a batch's open transaction: the cache holds committed hooks only.
+    private func committedTriggers() throws -> [Hook] { try read { try HookStore.triggers(in: $0) } }
 }
 
 /// Actions to run once the enclosing transaction has committed (the `after` hooks of a transactional batch).

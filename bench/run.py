@@ -240,7 +240,9 @@ def main():
                 for name, server, _, scripts in running:
                     if workload in scripts:
                         wait_until_idle([entry[1].proc.pid for entry in running])
-                        runs.setdefault((name, workload), []).append(wrk(*scripts[workload], args.duration))
+                        run = wrk(*scripts[workload], args.duration)
+                        runs.setdefault((name, workload), []).append(run)
+                        print(f"  ({name} {workload}: {run['rps']:.0f} req/s, p99 {run['p99']:.2f} ms)", file=sys.stderr, flush=True)
         results = {}
         for name, server, _, scripts in running:
             rss = peak_rss_mb(server.proc.pid)  # The high-water mark over the whole run.

@@ -8,6 +8,8 @@ import Synchronization
 /// The whole request chain, in order (`respond(to:)`):
 /// HTTP request → CORS preflight / health → body limit → JSON body → JS SDK body keys → app id,
 /// client key, master key → route → handler → storage; any thrown error → `errorResponse(for:)`.
+/// Creates, updates and deletes of ordinary objects are parked after authentication and run by the
+/// `WriteBatcher`, which answers them once their group has committed.
 public final class RoostServer: @unchecked Sendable {
     public let config: ServerConfig
     let storage: Storage
@@ -18,6 +20,7 @@ public final class RoostServer: @unchecked Sendable {
     private var pruner: IdempotencyPruner?
     private let requestCounter = RequestCounter()
     private let faults: FaultInjection
+    private var writeBatcher: WriteBatcher!
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
@@ -39,14 +42,15 @@ public final class RoostServer: @unchecked Sendable {
         AdminRoutes.register(in: &router)
         AggregateRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }
+        writeBatcher = WriteBatcher(storage: storage) { [unowned self] request, context in try self.dispatch(request, context) }
     }
 
     /// Starts listening; returns the bound port.
     public func start() throws -> UInt16 {
         let server = try HTTPServer(
-            host: config.host, port: config.port, threads: config.threads, maxBodyBytes: config.maxBodyBytes,
-            commonHeaders: CORS.headers
-        ) { [unowned self] request in self.respond(to: request) }
+            host: config.host, port: config.port, threads: config.threads, pinThreads: config.pinThreads,
+            maxBodyBytes: config.maxBodyBytes, commonHeaders: CORS.headers
+        ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server
         pruner = IdempotencyPruner(storage: storage)
         return server.port
@@ -54,31 +58,42 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Finishes requests in flight, stops listening and closes the database.
     public func stop() throws {
-        http?.stop()
+        http?.stop()  // Waits for parked requests, which the write batcher answers.
         http = nil
+        writeBatcher.stop()
         pruner?.stop()
         try storage.close()
     }
 
-    /// The request pipeline; never throws and never crashes on client input.
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    /// The request pipeline; never throws and never crashes on client input. Returns nil when the
+    /// request was parked (only when given `later`): the write batcher answers it through `later`.
+    func respond(to request: HTTPRequest, later: LaterReply?) -> HTTPResponse? {
         let started = DispatchTime.now()
         let requestId = request.headers["x-request-id"].map { String($0.prefix(64)) } ?? requestCounter.next()
         var requestLogger = logger
         requestLogger[metadataKey: "rid"] = "\(requestId)"
         if let refusal = faults.refusal(for: request) { return refusal }
-        var response: HTTPResponse
-        do {
-            response = try handle(request, requestId: requestId, logger: requestLogger)
-        } catch {
-            response = makeErrorResponse(error, logger: requestLogger)
+        let finish = { [self] (outcome: Result<HTTPResponse, Error>) -> HTTPResponse in
+            var response: HTTPResponse
+            switch outcome {
+            case .success(let answer): response = answer
+            case .failure(let error): response = makeErrorResponse(error, logger: requestLogger)
+            }
+            faults.apply(to: &response, for: request)
+            let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
+            // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
+            // credentials (GET /login).
+            requestLogger.info("\(request.method) \(request.path) \(response.status) \(RoostServer.milliseconds(elapsedMicroseconds))ms")
+            return response
         }
-        faults.apply(to: &response, for: request)
-        let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
-        // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
-        // credentials (GET /login).
-        requestLogger.info("\(request.method) \(request.path) \(response.status) \(RoostServer.milliseconds(elapsedMicroseconds))ms")
-        return response
+        do {
+            guard let response = try handle(request, requestId: requestId, logger: requestLogger, later: later, finish: finish) else {
+                return nil
+            }
+            return finish(.success(response))
+        } catch {
+            return finish(.failure(error))
+        }
     }
 
     /// `1234` µs → `"1.234"`, without Foundation's slow `String(format:)`.
@@ -87,7 +102,10 @@ public final class RoostServer: @unchecked Sendable {
         return "\(microseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
-    private func handle(_ request: HTTPRequest, requestId: String, logger: Logger) throws -> HTTPResponse {
+    /// Returns nil when the request was parked for the write batcher, which answers it through
+    /// `later` (after `finish`, which logs it).
+    private func handle(_ request: HTTPRequest, requestId: String, logger: Logger, later: LaterReply?,
+                        finish: @escaping (Result<HTTPResponse, Error>) -> HTTPResponse) throws -> HTTPResponse? {
         if request.method == "OPTIONS" { return HTTPResponse(status: 200) }
         let mount = config.mountPath
         guard request.path == mount || request.path.hasPrefix(mount + "/") || request.path == "/health" else {
@@ -131,6 +149,10 @@ public final class RoostServer: @unchecked Sendable {
         }
         if let idempotencyKey = request.headers["x-parse-request-id"], Idempotency.applies(method: method, segments: segments) {
             return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
+        }
+        if let later, WriteBatcher.accepts(apiRequest), later.suspend() {
+            writeBatcher.submit(apiRequest, context) { [self] outcome in later.send(finish(outcome.map { encode($0) })) }
+            return nil
         }
         return encode(try dispatch(apiRequest, context))
     }

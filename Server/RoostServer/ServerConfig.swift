@@ -18,6 +18,9 @@ public struct ServerConfig: Sendable {
     /// HTTP worker threads (and SQLite reader connections). On 2 cores with 16 clients, 4 measured best
     /// overall: 16 raised creates in short runs but lowered gets and pushed memory past 64 MB in the full benchmark.
     public var threads = 4
+    /// Whether each HTTP thread is kept on one CPU (spread round robin over the CPUs the process may
+    /// use); see `HTTPServer`. Turn it off when other busy processes share those CPUs.
+    public var pinThreads = true
     /// How long a session lasts (Parse's `sessionLength`, one year by default).
     public var sessionLengthSeconds = 31_536_000
     /// Password hashing; the parameters are stored with each hash, so raising them later is safe.

@@ -31,6 +31,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
     @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
+    @Option(help: "Keep each HTTP thread on one CPU: true or false (env ROOST_PIN_THREADS, default true).")
+    var pinThreads: Bool?
     @Option(help: "Key sent to webhooks as X-Parse-Webhook-Key (env ROOST_WEBHOOK_KEY).") var webhookKey: String?
     @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
     @Option(help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
@@ -63,6 +65,9 @@ struct Serve: ParsableCommand {
             config.masterKeyIPs = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
         if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
+        if let value = setting(pinThreads.map(String.init), "PIN_THREADS") {
+            config.pinThreads = try parse(value, "pin-threads", Bool.init)
+        }
         if let value = setting(maxLimit.map(String.init), "MAX_LIMIT") { config.maxLimit = max(1, try parse(value, "max-limit", Int.init)) }
         if let value = setting(idempotencyTtl.map(String.init), "IDEMPOTENCY_TTL") {
             config.idempotencyTTLSeconds = max(1, try parse(value, "idempotency-ttl", Int.init))

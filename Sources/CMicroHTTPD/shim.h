@@ -1,8 +1,13 @@
 #ifndef ROOST_CMICROHTTPD_SHIM_H
 #define ROOST_CMICROHTTPD_SHIM_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // sched_getaffinity, pthread_setaffinity_np
+#endif
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -59,23 +64,50 @@ static inline uint16_t roost_bound_port(int fd)
     return 0;
 }
 
+/// The `index`-th CPU (modulo their count) this process may run on, or -1 when it may run on only one.
+static inline int roost_allowed_cpu(unsigned int index)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+    int count = CPU_COUNT(&allowed);
+    if (count < 2) return -1;
+    int wanted = (int)(index % (unsigned int)count);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &allowed) && wanted-- == 0) return cpu;
+    }
+    return -1;
+}
+
 /// One daemon with one internal thread (epoll) and no listening socket of its own: connections
 /// reach it through `roost_accept_loop`. MHD_start_daemon is variadic, which Swift cannot call.
 /// See https://www.gnu.org/software/libmicrohttpd/manual/html_node/microhttpd_002dinit.html
+///
+/// With `cpu` >= 0 the daemon's thread runs on that CPU only: it inherits the affinity of the
+/// thread that creates it, so the caller's is narrowed for the call and then restored.
 static inline struct MHD_Daemon *roost_mhd_start_worker(
-    unsigned int connection_timeout,
+    unsigned int connection_timeout, int cpu,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     roost_uri_log_callback uri_logger, void *uri_logger_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls)
 {
+    cpu_set_t saved;
+    int pinned = 0;
+    if (cpu >= 0 && pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0) {
+        cpu_set_t only;
+        CPU_ZERO(&only);
+        CPU_SET(cpu, &only);
+        pinned = pthread_setaffinity_np(pthread_self(), sizeof only, &only) == 0;
+    }
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO
-        | MHD_USE_NO_LISTEN_SOCKET;
-    return MHD_start_daemon(
+        | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME;
+    struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, handler, handler_cls,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_URI_LOG_CALLBACK, uri_logger, uri_logger_cls,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_END);
+    if (pinned) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    return daemon;
 }
 
 /// Accepts connections on `listen_fd` until it is shut down, giving each to the daemon that has

@@ -21,6 +21,9 @@ struct RequestContext {
     var afterCommit: AfterCommit?
     /// Inside a batch whose items share one write: its many items must not each hold the writer for a webhook.
     var inBatchTransaction = false
+    /// Run by `WriteBatcher` in a transaction shared with other clients' requests: a `before` webhook
+    /// makes the request start over on its own (`WriteBatcher.NeedsOwnWrite`).
+    var inGroupedWrite = false
 
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {

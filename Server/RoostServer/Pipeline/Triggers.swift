@@ -71,6 +71,7 @@ struct Triggers {
     }
 
     private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
+        if context.inGroupedWrite { throw WriteBatcher.NeedsOwnWrite() }
         guard !context.inBatchTransaction else {
             throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a batch that shares one write: they would hold the single writer while they answer.")
         }

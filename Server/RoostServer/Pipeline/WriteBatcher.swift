@@ -1,0 +1,124 @@
+import Dispatch
+import Foundation
+
+/// Creates, updates and deletes of the app's own objects (`/classes/<Class>`), written by one thread
+/// in shared transactions.
+///
+/// An HTTP thread parses and authenticates the request, parks its connection (`LaterReply`) and
+/// submits it here. This thread takes every request queued since its last commit, runs each in its
+/// own savepoint (a failing request undoes only itself, as in `/batch`), commits once and answers
+/// them all. So no HTTP thread sleeps while another request holds the writer — it goes on serving
+/// its other connections, whose writes join the next group — and under load one commit (WAL frames,
+/// file locks) covers many requests. A reply still means "committed".
+///
+/// Measured on the project's 2-core VM (wrk, 16 connections, creates; A/B alternating binaries):
+/// 12–15.7k → 18–19.7k req/s, p99 4.3–6.9 → 2.7–5.1 ms, against HTTP threads that waited in the
+/// write queue themselves.
+///
+/// A class with a `before` trigger webhook: the request finds it inside the group, starts over on
+/// its own off this thread (`NeedsOwnWrite`), and the webhook is called outside any transaction.
+final class WriteBatcher: @unchecked Sendable {
+    typealias Dispatch = (APIRequest, RequestContext) throws -> APIResponse
+
+    /// Thrown inside a group by a `before` trigger webhook: the request runs again on its own, off
+    /// this thread, so the webhook does not hold the writer while it answers.
+    struct NeedsOwnWrite: Error {}
+
+    private let storage: Storage
+    private let dispatch: Dispatch
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var isStopping = false
+    private let stopped = DispatchSemaphore(value: 0)
+    /// Bounds one transaction (and the wait of its last request).
+    static let maximumGroup = 64
+
+    private final class Job: @unchecked Sendable {  // Touched by one thread at a time.
+        let request: APIRequest
+        let context: RequestContext
+        let answer: (Result<APIResponse, Error>) -> Void
+        var outcome: Result<APIResponse, Error> = .failure(CancellationError())
+
+        init(_ request: APIRequest, _ context: RequestContext, answer: @escaping (Result<APIResponse, Error>) -> Void) {
+            self.request = request
+            self.context = context
+            self.answer = answer
+        }
+    }
+
+    init(storage: Storage, dispatch: @escaping Dispatch) {
+        self.storage = storage
+        self.dispatch = dispatch
+        let thread = Thread { [self] in run() }
+        thread.name = "roost-writer"
+        thread.start()
+    }
+
+    /// Whether `request` is one this batcher runs: a create, update or delete of an ordinary object.
+    /// System classes (`_User`, `_Installation`...) keep their own routes: some hash passwords.
+    static func accepts(_ request: APIRequest) -> Bool {
+        let segments = request.segments
+        guard segments.count >= 2, segments[0] == "classes", !segments[1].hasPrefix("_") else { return false }
+        switch (request.method, segments.count) {
+        case ("POST", 2), ("PUT", 3), ("DELETE", 3): return true
+        default: return false
+        }
+    }
+
+    /// Queues `request`; `answer` is called once, on this batcher's thread or another, after the commit.
+    func submit(_ request: APIRequest, _ context: RequestContext, answer: @escaping (Result<APIResponse, Error>) -> Void) {
+        condition.lock()
+        queue.append(Job(request, context, answer: answer))
+        if queue.count == 1 { condition.signal() }  // The writer may be waiting for work.
+        condition.unlock()
+    }
+
+    /// Answers every queued request, then ends the thread. Nothing may be submitted afterwards.
+    func stop() {
+        condition.lock()
+        isStopping = true
+        condition.signal()
+        condition.unlock()
+        stopped.wait()
+    }
+
+    private func nextGroup() -> ArraySlice<Job>? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty {
+            if isStopping { return nil }
+            condition.wait()
+        }
+        let group = queue.prefix(WriteBatcher.maximumGroup)
+        queue.removeFirst(group.count)
+        return group
+    }
+
+    private func run() {
+        while let group = nextGroup() {
+            let afterCommit = AfterCommit()
+            do {
+                try storage.write { db in
+                    for job in group {
+                        var shared = job.context
+                        shared.transaction = db
+                        shared.afterCommit = afterCommit
+                        shared.inGroupedWrite = true
+                        job.outcome = Result { try db.inSavepoint { try dispatch(job.request, shared) } }
+                    }
+                }
+                afterCommit.run()
+            } catch {
+                for job in group { job.outcome = .failure(error) }  // The commit failed: none of the group is stored.
+            }
+            for job in group {
+                if case .failure(let error) = job.outcome, error is NeedsOwnWrite {
+                    DispatchQueue.global().async { [self] in job.answer(Result { try dispatch(job.request, job.context) }) }
+                } else {
+                    job.answer(job.outcome)
+                }
+            }
+        }
+        stopped.signal()
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import RoostCore
+import Testing
+
+/// Creates, updates and deletes of ordinary objects are parked by their HTTP thread and written in
+/// groups by one thread (`WriteBatcher`): each request keeps its own outcome, and a reply still
+/// means "committed".
+@Suite struct GroupedWriteTests {
+    @Test func concurrentWritesKeepTheirOwnOutcomes() async throws {
+        let server = try TestServer()
+        let target = try await server.create("Score", ["n": 0])
+        // Many at once, so several share a transaction: good and bad writes of every kind, mixed.
+        let outcomes = try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
+            for index in 0..<120 {
+                group.addTask {
+                    let response: TestResponse
+                    switch index % 4 {
+                    case 0: response = try await server.request("POST", "/classes/Score", json: ["n": .number(Double(index))])
+                    case 1: response = try await server.request("POST", "/classes/Score", json: ["n": "not a number"])
+                    case 2: response = try await server.request("PUT", "/classes/Score/\(target)", json: ["n": ["__op": "Increment", "amount": 1]])
+                    default: response = try await server.request("DELETE", "/classes/Score/missing\(index)")
+                    }
+                    return (index, response)
+                }
+            }
+            var outcomes: [(Int, TestResponse)] = []
+            for try await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        var created: [String: Int] = [:]
+        for (index, response) in outcomes {
+            switch index % 4 {
+            case 0:
+                #expect(response.status == 201)
+                created[try #require(response.json["objectId"]?.stringValue)] = index
+            case 1:
+                #expect(response.status == 400)
+                #expect(response.code == 111)
+            case 2:
+                #expect(response.status == 200)
+            default:
+                #expect(response.status == 404)
+                #expect(response.code == 101)
+            }
+        }
+        #expect(created.count == 30)
+        for (id, index) in created {  // Each reply came after its commit: readable at once.
+            let fetched = try await server.request("GET", "/classes/Score/\(id)")
+            #expect(fetched.json["n"] == .number(Double(index)))
+        }
+        let counter = try await server.request("GET", "/classes/Score/\(target)")
+        #expect(counter.json["n"] == 30)
+        let all = try await server.request("GET", "/classes/Score", query: ["count": "1", "limit": "0"])
+        #expect(all.json["count"] == 31)
+    }
+
+    @Test func sigtermAnswersParkedWritesBeforeExiting() async throws {
+        let server = try TestServer()
+        let answered = AnswerCounter()
+        let outcomes = await withTaskGroup(of: TestResponse?.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let response = try? await server.request("POST", "/classes/Note", json: ["i": .number(Double(index))])
+                    // Stop while many writes are still in flight (parked, or not yet read).
+                    if response != nil, answered.increment() == 10 { kill(server.process.pid, SIGTERM) }
+                    return response
+                }
+            }
+            var outcomes: [TestResponse?] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        #expect(server.process.waitUntilExit() == 0)
+        // Whatever was answered 201 is stored: the restarted server has every one of them.
+        let restarted = try TestServer(dataDirectory: server.dataDirectory)
+        let ids = outcomes.compactMap { $0?.status == 201 ? $0?.json["objectId"]?.stringValue : nil }
+        for id in ids {
+            #expect(try await restarted.request("GET", "/classes/Note/\(id)").status == 200)
+        }
+        // Requests in flight are finished, not failed: each either got its 201 or no answer at all
+        // (sent after the server closed its connections).
+        for outcome in outcomes.compactMap({ $0 }) { #expect(outcome.status == 201) }
+        #expect(ids.count >= 10)
+    }
+
+    @Test func httpThreadsArePinnedOneCPUEachUnlessTurnedOff() throws {
+        let allowed = cpusAllowed(Int32(getpid()), thread: nil)
+        let pinned = try TestServer()
+        let pinnedThreads = httpThreads(of: pinned.process.pid)
+        #expect(pinnedThreads.count == 4)
+        if allowed.count >= 2 {
+            for cpus in pinnedThreads.values { #expect(cpus.count == 1) }
+            #expect(Set(pinnedThreads.values.flatMap { $0 }).count == min(4, allowed.count))
+        } else {
+            for cpus in pinnedThreads.values { #expect(cpus == allowed) }
+        }
+        let unpinned = try TestServer(arguments: ["--pin-threads", "false"])
+        let unpinnedThreads = httpThreads(of: unpinned.process.pid)
+        #expect(unpinnedThreads.count == 4)
+        for cpus in unpinnedThreads.values { #expect(cpus == allowed) }
+    }
+
+    /// The CPUs of each of the process's 4 HTTP threads (MHD names them "MHD-single" once they run,
+    /// which may be just after the server said it listens: waits up to 5 s for all four).
+    private func httpThreads(of pid: pid_t) -> [String: Set<Int>] {
+        var threads: [String: Set<Int>] = [:]
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            threads = [:]
+            for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+                let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+                if name.hasPrefix("MHD-single") { threads[task] = cpusAllowed(pid, thread: task) }
+            }
+            if threads.count < 4 { usleep(10_000) }
+        } while threads.count < 4 && Date() < deadline
+        return threads
+    }
+
+    /// `Cpus_allowed_list` of a process (or one of its threads), e.g. "0-1,3" → [0, 1, 3].
+    private func cpusAllowed(_ pid: pid_t, thread: String?) -> Set<Int> {
+        let path = thread.map { "/proc/\(pid)/task/\($0)/status" } ?? "/proc/\(pid)/status"
+        let status = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return [] }
+        var cpus = Set<Int>()
+        for part in line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces).split(separator: ",") {
+            let bounds = part.split(separator: "-").compactMap { Int($0) }
+            if let low = bounds.first { cpus.formUnion(low...(bounds.last ?? low)) }
+        }
+        return cpus
+    }
+}
+
+/// Counts answers across the tasks of a test.
+private final class AnswerCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    /// The count after this answer.
+    func increment() -> Int { lock.withLock { count += 1; return count } }
+}

@@ -151,7 +151,14 @@ public final class RoostServer: @unchecked Sendable {
             return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
         }
         if let later, WriteBatcher.accepts(apiRequest), later.suspend() {
-            writeBatcher.submit(apiRequest, context) { [self] outcome in later.send(finish(outcome.map { encode($0) })) }
+            writeBatcher.submit(apiRequest, context) { [self] outcome in
+                // Encoding and logging happen back on the connection's thread, off the writer.
+                if case .failure(let error) = outcome, error is WriteBatcher.NeedsOwnWrite {
+                    later.send { [self] in finish(Result { encode(try dispatch(apiRequest, context)) }) }
+                } else {
+                    later.send { [self] in finish(outcome.map { encode($0) }) }
+                }
+            }
             return nil
         }
         return encode(try dispatch(apiRequest, context))

@@ -64,7 +64,7 @@ static inline uint16_t roost_bound_port(int fd)
     return 0;
 }
 
-/// The `index`-th CPU (modulo their count) this process may run on, or -1 when it may run on only one.
+/// The `index`-th CPU (modulo their count) the calling thread may run on, or -1 when it may run on only one.
 static inline int roost_allowed_cpu(unsigned int index)
 {
     cpu_set_t allowed;
@@ -106,7 +106,7 @@ static inline struct MHD_Daemon *roost_mhd_start_worker(
         MHD_OPTION_URI_LOG_CALLBACK, uri_logger, uri_logger_cls,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_END);
-    if (pinned) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    if (pinned) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);  // Widening back cannot fail.
     return daemon;
 }
 

@@ -78,9 +78,11 @@ import Testing
             #expect(try await restarted.request("GET", "/classes/Note/\(id)").status == 200)
         }
         // Requests in flight are finished, not failed: each either got its 201 or no answer at all
-        // (sent after the server closed its connections).
+        // (sent after the server closed its connections), and nothing was stored without its 201.
         for outcome in outcomes.compactMap({ $0 }) { #expect(outcome.status == 201) }
         #expect(ids.count >= 10)
+        let stored = try await restarted.request("GET", "/classes/Note", query: ["count": "1", "limit": "0"])
+        #expect(stored.json["count"] == .number(Double(ids.count)))
     }
 
     @Test func httpThreadsArePinnedOneCPUEachUnlessTurnedOff() throws {
@@ -91,6 +93,10 @@ import Testing
         if allowed.count >= 2 {
             for cpus in pinnedThreads.values { #expect(cpus.count == 1) }
             #expect(Set(pinnedThreads.values.flatMap { $0 }).count == min(4, allowed.count))
+            // The thread that started the daemons got its own CPUs back: later threads are not pinned.
+            let acceptor = threads(of: pinned.process.pid, named: "roost-accept")
+            #expect(acceptor.count == 1)
+            #expect(acceptor.values.allSatisfy { $0 == allowed })
         } else {
             for cpus in pinnedThreads.values { #expect(cpus == allowed) }
         }
@@ -103,16 +109,22 @@ import Testing
     /// The CPUs of each of the process's 4 HTTP threads (MHD names them "MHD-single" once they run,
     /// which may be just after the server said it listens: waits up to 5 s for all four).
     private func httpThreads(of pid: pid_t) -> [String: Set<Int>] {
-        var threads: [String: Set<Int>] = [:]
+        var found: [String: Set<Int>] = [:]
         let deadline = Date().addingTimeInterval(5)
         repeat {
-            threads = [:]
-            for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-                let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
-                if name.hasPrefix("MHD-single") { threads[task] = cpusAllowed(pid, thread: task) }
-            }
-            if threads.count < 4 { usleep(10_000) }
-        } while threads.count < 4 && Date() < deadline
+            found = threads(of: pid, named: "MHD-single")
+            if found.count < 4 { usleep(10_000) }
+        } while found.count < 4 && Date() < deadline
+        return found
+    }
+
+    /// The CPUs of each of the process's threads whose name starts with `name`, by thread id.
+    private func threads(of pid: pid_t, named name: String) -> [String: Set<Int>] {
+        var threads: [String: Set<Int>] = [:]
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            if comm.hasPrefix(name) { threads[task] = cpusAllowed(pid, thread: task) }
+        }
         return threads
     }
 

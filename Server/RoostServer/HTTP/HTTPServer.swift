@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Foundation
 import Glibc
+import Synchronization
 
 /// Errors starting the HTTP listener.
 public enum HTTPServerError: Error, CustomStringConvertible {
@@ -72,16 +73,18 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard daemons.allSatisfy({ $0 != nil }) else {
             stopDaemons()
+            close(listenSocket)
+            isStopped = true  // No acceptor to wait for: `deinit` must not.
             throw HTTPServerError.cannotStart(host: host, port: port)
         }
         // The acceptor must not retain `self` (deinit stops it), so it gets the daemon list as is;
         // `stop()` waits for it to finish before the list goes away.
         let daemonList = DaemonList(daemons: UnsafePointer(daemons.baseAddress!), count: UInt32(daemons.count))
         let acceptor = Thread { [listenSocket, acceptorFinished] in
+            Thread.current.name = "roost-accept"  // Set from inside: only the current thread's name reaches the OS.
             roost_accept_loop(listenSocket, daemonList.daemons, daemonList.count)
             acceptorFinished.signal()
         }
-        acceptor.name = "roost-accept"
         acceptor.start()
     }
 
@@ -146,8 +149,8 @@ public final class HTTPServer: @unchecked Sendable {
 
 /// Lets a handler answer a request later, from any thread, without holding the daemon thread that
 /// serves its connection: `suspend()` parks the connection, `send(_:)` hands the answer back to that
-/// thread, which writes it. After a successful `suspend()`, the handler returns nil and `send` must be
-/// called exactly once. See MHD_suspend_connection in the libmicrohttpd manual.
+/// thread, which makes and writes it. After a successful `suspend()`, the handler returns nil and
+/// `send` must be called exactly once. See MHD_suspend_connection in the libmicrohttpd manual.
 public struct LaterReply: @unchecked Sendable {
     fileprivate let server: HTTPServer
     fileprivate let connection: OpaquePointer
@@ -161,10 +164,14 @@ public struct LaterReply: @unchecked Sendable {
         return true
     }
 
-    /// Answers the parked request: MHD calls the access handler again, which writes `response`.
-    public func send(_ response: HTTPResponse) {
-        state.laterResponse = response
+    /// Answers the parked request: MHD calls the access handler again on the connection's thread,
+    /// which calls `answer` and writes what it returns.
+    public func send(_ answer: @escaping () -> HTTPResponse) {
+        state.laterAnswer = answer
         MHD_resume_connection(connection)
+        // MHD_resume_connection still touches the daemon after the request may have completed on
+        // its thread: the server may stop it only once this call has returned, too.
+        state.suspensionEnded(server)
     }
 }
 
@@ -174,10 +181,16 @@ private final class RequestState {
     var request: HTTPRequest?
     var body: [UInt8] = []
     var bodyTooLarge = false
-    /// Parked by `LaterReply.suspend()`; counted by the server until the request completes.
+    /// Parked by `LaterReply.suspend()`; counted by the server until the request has completed and
+    /// `LaterReply.send(_:)` has returned, whichever comes last.
     var isSuspended = false
-    /// The answer `LaterReply.send(_:)` left for the connection's thread to write.
-    var laterResponse: HTTPResponse?
+    private let suspensionEnds = Atomic<Int>(2)
+    /// What `LaterReply.send(_:)` left for the connection's thread to call and write.
+    var laterAnswer: (() -> HTTPResponse)?
+
+    func suspensionEnded(_ server: HTTPServer) {
+        if suspensionEnds.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { server.endSuspension() }
+    }
 
     init(target: String) { self.target = target }
 }
@@ -193,7 +206,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, 
     guard let context, let pointer = context.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
     if state.takeUnretainedValue().isSuspended, let cls {
-        Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().endSuspension()
+        state.takeUnretainedValue().suspensionEnded(Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue())
     }
     state.release()
     context.pointee = nil
@@ -252,9 +265,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         return MHD_Result.YES
     }
 
-    if let response = state.laterResponse {  // Resumed by `LaterReply.send(_:)`.
-        state.laterResponse = nil
-        return server.send(response, on: connection)
+    if let answer = state.laterAnswer {  // Resumed by `LaterReply.send(_:)`.
+        state.laterAnswer = nil
+        return server.send(answer(), on: connection)
     }
     var request = state.request!
     request.body = state.body

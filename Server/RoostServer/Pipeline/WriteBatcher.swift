@@ -1,31 +1,38 @@
 import Dispatch
 import Foundation
+import RoostCore
 
 /// Creates, updates and deletes of the app's own objects (`/classes/<Class>`), written by one thread
 /// in shared transactions.
 ///
 /// An HTTP thread parses and authenticates the request, parks its connection (`LaterReply`) and
 /// submits it here. This thread takes every request queued since its last commit, runs each in its
-/// own savepoint (a failing request undoes only itself, as in `/batch`), commits once and answers
-/// them all. So no HTTP thread sleeps while another request holds the writer — it goes on serving
-/// its other connections, whose writes join the next group — and under load one commit (WAL frames,
-/// file locks) covers many requests. A reply still means "committed".
+/// own savepoint (a failing request undoes only itself, as in `/batch`), commits once and hands the
+/// outcomes back (the HTTP threads encode and write the replies). So an HTTP thread does not sleep
+/// while another request holds the writer — it goes on serving its other connections, whose writes
+/// join the next group — and under load one commit (WAL frames, file locks) covers many requests.
+/// A reply still means "committed".
+///
+/// The group is one `Storage.write`: it joins `WriteQueue`'s group commit with the writes that do not
+/// come through here (users, sessions, batches, `X-Parse-Request-Id` requests), so while one of
+/// those leads a commit, the group's requests may run on that leader's thread.
 ///
 /// Measured on the project's 2-core VM (wrk, 16 connections, creates; A/B alternating binaries):
 /// 12–15.7k → 18–19.7k req/s, p99 4.3–6.9 → 2.7–5.1 ms, against HTTP threads that waited in the
 /// write queue themselves.
 ///
-/// A class with a `before` trigger webhook: the request finds it inside the group, starts over on
-/// its own off this thread (`NeedsOwnWrite`), and the webhook is called outside any transaction.
+/// A class with a `before` trigger webhook: the request finds it inside the group, is answered
+/// `NeedsOwnWrite` (its savepoint undone) and starts over on its own HTTP thread, where the webhook
+/// is called outside any transaction, as before this batcher existed.
 final class WriteBatcher: @unchecked Sendable {
-    typealias Dispatch = (APIRequest, RequestContext) throws -> APIResponse
+    typealias Dispatcher = (APIRequest, RequestContext) throws -> APIResponse
 
-    /// Thrown inside a group by a `before` trigger webhook: the request runs again on its own, off
-    /// this thread, so the webhook does not hold the writer while it answers.
+    /// Thrown inside a group by a `before` trigger webhook, and answered: the caller runs the request
+    /// again on its own, so the webhook does not hold the writer while it answers.
     struct NeedsOwnWrite: Error {}
 
     private let storage: Storage
-    private let dispatch: Dispatch
+    private let dispatch: Dispatcher
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var isStopping = false
@@ -46,11 +53,13 @@ final class WriteBatcher: @unchecked Sendable {
         }
     }
 
-    init(storage: Storage, dispatch: @escaping Dispatch) {
+    init(storage: Storage, dispatch: @escaping Dispatcher) {
         self.storage = storage
         self.dispatch = dispatch
-        let thread = Thread { [self] in run() }
-        thread.name = "roost-writer"
+        let thread = Thread { [self] in
+            Thread.current.name = "roost-writer"  // Set from inside: only the current thread's name reaches the OS.
+            run()
+        }
         thread.start()
     }
 
@@ -65,21 +74,27 @@ final class WriteBatcher: @unchecked Sendable {
         }
     }
 
-    /// Queues `request`; `answer` is called once, on this batcher's thread or another, after the commit.
+    /// Queues `request`; `answer` is called once with its outcome after the commit (on the writer thread).
     func submit(_ request: APIRequest, _ context: RequestContext, answer: @escaping (Result<APIResponse, Error>) -> Void) {
         condition.lock()
+        guard !isStopping else {  // The HTTP server stops first, so nothing comes this late; refuse it all the same.
+            condition.unlock()
+            answer(.failure(ParseError(.internalServerError, "The server is shutting down.")))
+            return
+        }
         queue.append(Job(request, context, answer: answer))
         if queue.count == 1 { condition.signal() }  // The writer may be waiting for work.
         condition.unlock()
     }
 
-    /// Answers every queued request, then ends the thread. Nothing may be submitted afterwards.
+    /// Answers every queued request, then ends the thread.
     func stop() {
         condition.lock()
+        let wasStopping = isStopping
         isStopping = true
         condition.signal()
         condition.unlock()
-        stopped.wait()
+        if !wasStopping { stopped.wait() }
     }
 
     private func nextGroup() -> ArraySlice<Job>? {
@@ -111,13 +126,7 @@ final class WriteBatcher: @unchecked Sendable {
             } catch {
                 for job in group { job.outcome = .failure(error) }  // The commit failed: none of the group is stored.
             }
-            for job in group {
-                if case .failure(let error) = job.outcome, error is NeedsOwnWrite {
-                    DispatchQueue.global().async { [self] in job.answer(Result { try dispatch(job.request, job.context) }) }
-                } else {
-                    job.answer(job.outcome)
-                }
-            }
+            for job in group { job.answer(job.outcome) }
         }
         stopped.signal()
     }

@@ -55,7 +55,10 @@ def cpu_ticks(pid):
 
 
 def wait_until_idle(pids, timeout=15):
-    """Waits until no server is still busy after a run (a checkpoint, Go's GC), so it cannot slow the next one."""
+    """Waits until no server is still busy after a run (a checkpoint, Go's GC), so it cannot slow the next one.
+    Dirty pages are written out first: left to the kernel, a create run's writes reach the disk up to 30 s
+    later, in the middle of another server's run."""
+    os.sync()
     deadline = time.time() + timeout
     while time.time() < deadline:
         before = [cpu_ticks(pid) for pid in pids]
@@ -250,8 +253,11 @@ def main():
                 ordered = sorted(runs[(name, workload)], key=lambda r: r["rps"])
                 result = dict(ordered[len(ordered) // 2], rss=rss)
                 results[(name, workload)] = result
+                # The median run's p99 alone hides how the tail moved between rounds: every run's is shown too.
+                every_p99 = "/".join(f"{r['p99']:.2f}" for r in runs[(name, workload)])
                 print(f"{name:<11} {workload:<7} {result['rps']:>9.0f} req/s  p50 {result['p50']:6.2f} ms  "
-                      f"p99 {result['p99']:6.2f} ms  peak RSS {result['rss']:6.1f} MB  non-2xx {result['non2xx']}", flush=True)
+                      f"p99 {result['p99']:6.2f} ms (runs {every_p99})  peak RSS {result['rss']:6.1f} MB  "
+                      f"non-2xx {result['non2xx']}", flush=True)
     finally:
         for entry in running:
             server, data = entry[1], entry[2]

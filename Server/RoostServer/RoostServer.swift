@@ -150,7 +150,8 @@ public final class RoostServer: @unchecked Sendable {
         if let idempotencyKey = request.headers["x-parse-request-id"], Idempotency.applies(method: method, segments: segments) {
             return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
         }
-        if let later, WriteBatcher.accepts(apiRequest), later.suspend() {
+        if let later, WriteBatcher.accepts(apiRequest) {
+            later.suspend()
             writeBatcher.submit(apiRequest, context) { [self] outcome in
                 // Encoding and logging happen back on the connection's thread, off the writer.
                 if case .failure(let error) = outcome, error is WriteBatcher.NeedsOwnWrite {

@@ -1,18 +1,14 @@
 #ifndef ROOST_CMICROHTTPD_SHIM_H
 #define ROOST_CMICROHTTPD_SHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE  // sched_getaffinity, pthread_setaffinity_np
-#endif
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
 #include <limits.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -64,18 +60,35 @@ static inline uint16_t roost_bound_port(int fd)
     return 0;
 }
 
+/// A CPU mask for the raw sched_getaffinity/sched_setaffinity system calls. glibc's cpu_set_t and
+/// its wrappers need _GNU_SOURCE, which a module header must not define: it changes system types
+/// (fd_set) that other modules share, and a clean build then fails.
+typedef struct { unsigned long bits[1024 / (8 * sizeof(unsigned long))]; } roost_cpu_mask;
+#define ROOST_MASK_WORD_BITS (8 * sizeof(unsigned long))
+
+/// The calling thread's CPUs (pid 0 is the calling thread for these system calls).
+static inline int roost_get_affinity(roost_cpu_mask *mask)
+{
+    memset(mask, 0, sizeof *mask);
+    return syscall(SYS_sched_getaffinity, 0, sizeof *mask, mask) < 0 ? -1 : 0;
+}
+
+static inline int roost_set_affinity(const roost_cpu_mask *mask)
+{
+    return syscall(SYS_sched_setaffinity, 0, sizeof *mask, mask) == 0 ? 0 : -1;
+}
+
 /// The `index`-th CPU (modulo their count) the calling thread may run on, or -1 when it may run on only one.
 static inline int roost_allowed_cpu(unsigned int index)
 {
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
-    int count = CPU_COUNT(&allowed);
-    if (count < 2) return -1;
-    int wanted = (int)(index % (unsigned int)count);
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (CPU_ISSET(cpu, &allowed) && wanted-- == 0) return cpu;
+    roost_cpu_mask allowed;
+    if (roost_get_affinity(&allowed) != 0) return -1;
+    int cpus[1024];
+    int count = 0;
+    for (int cpu = 0; cpu < 1024; cpu++) {
+        if ((allowed.bits[cpu / ROOST_MASK_WORD_BITS] >> (cpu % ROOST_MASK_WORD_BITS)) & 1UL) cpus[count++] = cpu;
     }
-    return -1;
+    return count < 2 ? -1 : cpus[index % (unsigned int)count];
 }
 
 /// One daemon with one internal thread (epoll) and no listening socket of its own: connections
@@ -90,13 +103,13 @@ static inline struct MHD_Daemon *roost_mhd_start_worker(
     roost_uri_log_callback uri_logger, void *uri_logger_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls)
 {
-    cpu_set_t saved;
+    roost_cpu_mask saved;
     int pinned = 0;
-    if (cpu >= 0 && pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0) {
-        cpu_set_t only;
-        CPU_ZERO(&only);
-        CPU_SET(cpu, &only);
-        pinned = pthread_setaffinity_np(pthread_self(), sizeof only, &only) == 0;
+    if (cpu >= 0 && cpu < 1024 && roost_get_affinity(&saved) == 0) {
+        roost_cpu_mask only;
+        memset(&only, 0, sizeof only);
+        only.bits[cpu / ROOST_MASK_WORD_BITS] = 1UL << (cpu % ROOST_MASK_WORD_BITS);
+        pinned = roost_set_affinity(&only) == 0;
     }
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO
         | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME;
@@ -106,7 +119,7 @@ static inline struct MHD_Daemon *roost_mhd_start_worker(
         MHD_OPTION_URI_LOG_CALLBACK, uri_logger, uri_logger_cls,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_END);
-    if (pinned) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);  // Widening back cannot fail.
+    if (pinned) roost_set_affinity(&saved);  // Widening back to a mask it had cannot fail.
     return daemon;
 }
 

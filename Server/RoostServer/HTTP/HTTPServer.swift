@@ -30,7 +30,7 @@ public enum HTTPServerError: Error, CustomStringConvertible {
 /// while the other sat partly idle (perf sched: runnable threads waiting up to 12 ms). `bench/run.py`,
 /// same binary: create p99 7.0 ms unpinned, 3.3 ms pinned; query 6.6 → 3.5 ms; get-with-ACL 5.6 → 3.2 ms.
 public final class HTTPServer: @unchecked Sendable {
-    /// Answers a request now, or returns nil after `LaterReply.suspend()` succeeded (when it is given one).
+    /// Answers a request now, or returns nil after calling `LaterReply.suspend()` (when it is given one).
     public typealias Handler = @Sendable (HTTPRequest, LaterReply?) -> HTTPResponse?
 
     let handler: Handler
@@ -46,10 +46,10 @@ public final class HTTPServer: @unchecked Sendable {
     }
     private let stopLock = NSLock()
     private var isStopped = false
-    /// Counts parked requests until they are answered; `stop()` waits for them.
-    private let suspensions = NSCondition()
-    private var suspendedCount = 0
-    private var refusesSuspension = false
+    /// Requests being handled, parked or answered but not yet sent; `stop()` waits for them.
+    fileprivate let activeRequests = Atomic<Int>(0)
+    /// Set by `stop()`: requests not yet being handled are closed unanswered (and so not done).
+    private let draining = Atomic<Bool>(false)
 
     /// The bound port (the real one when 0 was asked for).
     public let port: UInt16
@@ -97,28 +97,24 @@ public final class HTTPServer: @unchecked Sendable {
         Glibc.shutdown(listenSocket, Int32(SHUT_RDWR))  // Ends the acceptor's accept().
         acceptorFinished.wait()
         close(listenSocket)
-        // MHD must not stop a daemon with parked connections: new requests are answered at once
-        // from here on, and the parked ones are waited for until their answers have gone out.
-        suspensions.lock()
-        refusesSuspension = true
-        while suspendedCount > 0 { suspensions.wait() }
-        suspensions.unlock()
+        // MHD_stop_daemon closes every connection at once (answers not yet written are lost, and it
+        // must not meet a parked one): requests in progress finish and their answers go out first,
+        // while requests that come meanwhile are closed unanswered, so they do nothing either.
+        draining.store(true, ordering: .sequentiallyConsistent)
+        while activeRequests.load(ordering: .sequentiallyConsistent) > 0 { usleep(1000) }
         stopDaemons()
     }
 
-    fileprivate func beginSuspension() -> Bool {
-        suspensions.lock()
-        defer { suspensions.unlock() }
-        guard !refusesSuspension else { return false }
-        suspendedCount += 1
+    /// Counts a request about to be handled; false once `stop()` has begun (then close it unanswered).
+    fileprivate func beginRequest(_ state: RequestState) -> Bool {
+        // Counted before the check, so `stop()` either sees the count or this request sees it draining.
+        activeRequests.add(1, ordering: .sequentiallyConsistent)
+        guard !draining.load(ordering: .sequentiallyConsistent) else {
+            activeRequests.subtract(1, ordering: .sequentiallyConsistent)
+            return false
+        }
+        state.isActive = true
         return true
-    }
-
-    fileprivate func endSuspension() {
-        suspensions.lock()
-        suspendedCount -= 1
-        if suspendedCount == 0 { suspensions.broadcast() }
-        suspensions.unlock()
     }
 
     private func stopDaemons() {
@@ -149,19 +145,17 @@ public final class HTTPServer: @unchecked Sendable {
 
 /// Lets a handler answer a request later, from any thread, without holding the daemon thread that
 /// serves its connection: `suspend()` parks the connection, `send(_:)` hands the answer back to that
-/// thread, which makes and writes it. After a successful `suspend()`, the handler returns nil and
-/// `send` must be called exactly once. See MHD_suspend_connection in the libmicrohttpd manual.
+/// thread, which makes and writes it. After `suspend()`, the handler returns nil and `send` must be
+/// called exactly once. See MHD_suspend_connection in the libmicrohttpd manual.
 public struct LaterReply: @unchecked Sendable {
     fileprivate let server: HTTPServer
     fileprivate let connection: OpaquePointer
     fileprivate let state: RequestState
 
-    /// Parks the connection; false when the server is stopping (then answer at once).
-    public func suspend() -> Bool {
-        guard server.beginSuspension() else { return false }
-        state.isSuspended = true
+    /// Parks the connection.
+    public func suspend() {
+        state.awaitsSend()
         MHD_suspend_connection(connection)
-        return true
     }
 
     /// Answers the parked request: MHD calls the access handler again on the connection's thread,
@@ -171,7 +165,7 @@ public struct LaterReply: @unchecked Sendable {
         MHD_resume_connection(connection)
         // MHD_resume_connection still touches the daemon after the request may have completed on
         // its thread: the server may stop it only once this call has returned, too.
-        state.suspensionEnded(server)
+        state.ended(server)
     }
 }
 
@@ -181,15 +175,19 @@ private final class RequestState {
     var request: HTTPRequest?
     var body: [UInt8] = []
     var bodyTooLarge = false
-    /// Parked by `LaterReply.suspend()`; counted by the server until the request has completed and
-    /// `LaterReply.send(_:)` has returned, whichever comes last.
-    var isSuspended = false
-    private let suspensionEnds = Atomic<Int>(2)
+    /// Counted in `HTTPServer.activeRequests` until MHD has completed it and, when it was parked,
+    /// `LaterReply.send(_:)` has returned: whichever of those `ends` comes last.
+    var isActive = false
+    private let ends = Atomic<Int>(1)
     /// What `LaterReply.send(_:)` left for the connection's thread to call and write.
     var laterAnswer: (() -> HTTPResponse)?
 
-    func suspensionEnded(_ server: HTTPServer) {
-        if suspensionEnds.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { server.endSuspension() }
+    func awaitsSend() { ends.add(1, ordering: .acquiringAndReleasing) }
+
+    func ended(_ server: HTTPServer) {
+        if ends.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            server.activeRequests.subtract(1, ordering: .sequentiallyConsistent)
+        }
     }
 
     init(target: String) { self.target = target }
@@ -205,8 +203,8 @@ private let uriLogger: roost_uri_log_callback = { _, uri, _ in
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, _ in
     guard let context, let pointer = context.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
-    if state.takeUnretainedValue().isSuspended, let cls {
-        state.takeUnretainedValue().suspensionEnded(Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue())
+    if state.takeUnretainedValue().isActive, let cls {
+        state.takeUnretainedValue().ended(Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue())
     }
     state.release()
     context.pointee = nil
@@ -244,6 +242,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         state.request?.clientAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if let length = state.request?.headers["content-length"].flatMap(Int.init), length > server.maxBodyBytes {
             state.request?.bodyTooLarge = true
+            guard server.beginRequest(state) else { return MHD_Result.NO }
             return server.send(server.handler(state.request!, nil) ?? HTTPResponse(status: 500), on: connection)
         }
         return MHD_Result.YES
@@ -269,6 +268,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         state.laterAnswer = nil
         return server.send(answer(), on: connection)
     }
+    guard server.beginRequest(state) else { return MHD_Result.NO }  // Stopping: closed unanswered.
     var request = state.request!
     request.body = state.body
     request.bodyTooLarge = state.bodyTooLarge

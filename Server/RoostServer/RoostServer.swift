@@ -73,27 +73,32 @@ public final class RoostServer: @unchecked Sendable {
         var requestLogger = logger
         requestLogger[metadataKey: "rid"] = "\(requestId)"
         if let refusal = faults.refusal(for: request) { return refusal }
-        let finish = { [self] (outcome: Result<HTTPResponse, Error>) -> HTTPResponse in
-            var response: HTTPResponse
-            switch outcome {
-            case .success(let answer): response = answer
-            case .failure(let error): response = makeErrorResponse(error, logger: requestLogger)
-            }
-            faults.apply(to: &response, for: request)
-            let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
-            // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
-            // credentials (GET /login).
-            requestLogger.info("\(request.method) \(request.path) \(response.status) \(RoostServer.milliseconds(elapsedMicroseconds))ms")
-            return response
-        }
+        let outcome: Result<HTTPResponse, Error>
         do {
-            guard let response = try handle(request, requestId: requestId, logger: requestLogger, later: later, finish: finish) else {
+            guard let response = try handle(request, requestId: requestId, logger: requestLogger, started: started, later: later) else {
                 return nil
             }
-            return finish(.success(response))
+            outcome = .success(response)
         } catch {
-            return finish(.failure(error))
+            outcome = .failure(error)
         }
+        return finish(outcome, of: request, started: started, logger: requestLogger)
+    }
+
+    /// The reply to send for `outcome` (an error becomes Parse's error body), logged.
+    private func finish(_ outcome: Result<HTTPResponse, Error>, of request: HTTPRequest, started: DispatchTime,
+                        logger: Logger) -> HTTPResponse {
+        var response: HTTPResponse
+        switch outcome {
+        case .success(let answer): response = answer
+        case .failure(let error): response = makeErrorResponse(error, logger: logger)
+        }
+        faults.apply(to: &response, for: request)
+        let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
+        // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
+        // credentials (GET /login).
+        logger.info("\(request.method) \(request.path) \(response.status) \(RoostServer.milliseconds(elapsedMicroseconds))ms")
+        return response
     }
 
     /// `1234` µs → `"1.234"`, without Foundation's slow `String(format:)`.
@@ -102,10 +107,9 @@ public final class RoostServer: @unchecked Sendable {
         return "\(microseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
-    /// Returns nil when the request was parked for the write batcher, which answers it through
-    /// `later` (after `finish`, which logs it).
-    private func handle(_ request: HTTPRequest, requestId: String, logger: Logger, later: LaterReply?,
-                        finish: @escaping (Result<HTTPResponse, Error>) -> HTTPResponse) throws -> HTTPResponse? {
+    /// Returns nil when the request was parked for the write batcher, which answers it through `later`.
+    private func handle(_ request: HTTPRequest, requestId: String, logger: Logger, started: DispatchTime,
+                        later: LaterReply?) throws -> HTTPResponse? {
         if request.method == "OPTIONS" { return HTTPResponse(status: 200) }
         let mount = config.mountPath
         guard request.path == mount || request.path.hasPrefix(mount + "/") || request.path == "/health" else {
@@ -154,10 +158,13 @@ public final class RoostServer: @unchecked Sendable {
             later.suspend()
             writeBatcher.submit(apiRequest, context) { [self] outcome in
                 // Encoding and logging happen back on the connection's thread, off the writer.
-                if case .failure(let error) = outcome, error is WriteBatcher.NeedsOwnWrite {
-                    later.send { [self] in finish(Result { encode(try dispatch(apiRequest, context)) }) }
-                } else {
-                    later.send { [self] in finish(outcome.map { encode($0) }) }
+                later.send { [self] in
+                    let reply = if case .failure(let error) = outcome, error is WriteBatcher.NeedsOwnWrite {
+                        Result { encode(try dispatch(apiRequest, context)) }  // Runs alone, here: see `WriteBatcher`.
+                    } else {
+                        outcome.map { encode($0) }
+                    }
+                    return finish(reply, of: request, started: started, logger: logger)
                 }
             }
             return nil

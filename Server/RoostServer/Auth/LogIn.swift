@@ -33,9 +33,7 @@ enum LogIn {
             throw ParseError(.invalidValue, "userId must not be empty, null, or undefined")
         }
         let (user, token) = try context.write { db -> (StoredObject, String) in
-            guard let schema = try SchemaStore.load(UserStore.className, in: db),
-                let user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
-            else { throw ParseError(.objectNotFound, "user not found") }
+            guard let user = try UserStore.fetch(userId, in: db) else { throw ParseError(.objectNotFound, "user not found") }
             let token = try UserWriter.startSession(for: userId, action: "login", provider: "masterkey", context: context, in: db)
             return (user, token)
         }

@@ -81,10 +81,7 @@ enum SignUp {
 
     /// The user, if it is still linked to an anonymous id.
     static func anonymousUser(_ userId: String, context: RequestContext) throws -> StoredObject? {
-        let user = try context.read { db -> StoredObject? in
-            guard let schema = try SchemaStore.load(UserStore.className, in: db) else { return nil }
-            return try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
-        }
+        let user = try context.read { db in try UserStore.fetch(userId, in: db) }
         guard let link = user?.fields["authData"]?["anonymous"], link != .null else { return nil }
         return user
     }

@@ -21,6 +21,12 @@ enum UserStore {
         return schema
     }
 
+    /// The user with this objectId, if there is one.
+    static func fetch(_ userId: String, in db: some SQLQuerying) throws -> StoredObject? {
+        guard let schema = try SchemaStore.load(className, in: db) else { return nil }
+        return try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
+    }
+
     /// Whether another user (not `excluding`) has this username, ignoring case.
     static func isUsernameTaken(_ username: String, excluding userId: String?, schema: ClassSchema, in db: some SQLQuerying) throws -> Bool {
         try !db.fetchRows(

@@ -17,14 +17,8 @@ enum BatchRoute {
             }
             let subRequests = try items.map { try subRequest($0, mountPath: context.config.mountPath, router: routes) }
             // `after` webhooks wait for the batch's commit (or that of the idempotent request around it).
-            let afterCommit = context.afterCommit ?? AfterCommit()
-            func commitThenNotify(_ write: () throws -> APIResponse) rethrows -> APIResponse {
-                let response = try write()
-                if context.afterCommit == nil { afterCommit.run() }
-                return response
-            }
             if body["transaction"]?.boolValue == true {
-                return try commitThenNotify {
+                return try context.notifyingAfterCommit { afterCommit in
                     try context.write { db in
                         let shared = sharing(context, db, afterCommit)
                         return APIResponse(body: .array(try subRequests.map { ["success": try run($0, shared, dispatch).body] }))
@@ -38,7 +32,7 @@ enum BatchRoute {
                 }))
             }
             // Independent items, one commit: each runs in its own savepoint, so a failure undoes only itself.
-            return try commitThenNotify {
+            return try context.notifyingAfterCommit { afterCommit in
                 try context.write { db in
                     let shared = sharing(context, db, afterCommit)
                     return APIResponse(body: .array(subRequests.map { subRequest in
@@ -52,9 +46,7 @@ enum BatchRoute {
     /// The context of items sharing the batch's transaction: `before` webhooks are refused there
     /// (they would hold the writer), `after` ones wait for the commit.
     private static func sharing(_ context: RequestContext, _ db: SQLiteConnection, _ afterCommit: AfterCommit) -> RequestContext {
-        var shared = context
-        shared.transaction = db
-        shared.afterCommit = afterCommit
+        var shared = context.joining(db, afterCommit: afterCommit)
         shared.inBatchTransaction = true
         return shared
     }

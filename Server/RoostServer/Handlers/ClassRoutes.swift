@@ -119,9 +119,8 @@ enum ClassRoutes {
         if options.keys?.contains(SortKey.textScore) == true, let text = options.find.constraint.scoredTextSearch {
             // `keys=$score`: each result carries its `$text` relevance as `score`, as Parse's MongoDB adapter answers.
             let matcher = TextMatcher(text.search)
+            let path = text.key.split(separator: ".").map(String.init)  // The searched value may sit inside an Object field.
             results = try zip(rows, results).map { row, result in
-                // The searched value, also at a dotted path into an Object field.
-                let path = text.key.split(separator: ".").map(String.init)
                 let value = path.dropFirst().reduce(try row.decoded().fields[path[0]]) { value, key in value?[key] }
                 return try result.setting("score", to: .number(matcher.score(value)))
             }

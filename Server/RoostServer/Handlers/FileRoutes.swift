@@ -69,9 +69,7 @@ extension RoostServer {
 
     private func isAnonymous(_ userId: String) throws -> Bool {
         try storage.read { db in
-            guard let schema = try SchemaStore.load(UserStore.className, in: db),
-                let user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded()
-            else { return false }
+            guard let user = try UserStore.fetch(userId, in: db) else { return false }
             if case .object(let authData)? = user.fields["authData"], let anonymous = authData["anonymous"], anonymous != .null { return true }
             return false
         }

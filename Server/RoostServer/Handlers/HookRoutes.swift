@@ -131,5 +131,4 @@ enum HookRoutes {
     private static var invalidDeclaration: ParseError { ParseError(.webhookError, "invalid hook declaration") }
     private static func noFunction(_ name: String) -> ParseError { ParseError(.webhookError, "no function named: \(name) is defined") }
     private static func noClass(_ className: String) -> ParseError { ParseError(.webhookError, "class \(className) does not exist") }
-
 }

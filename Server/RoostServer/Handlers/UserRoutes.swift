@@ -30,10 +30,7 @@ enum UserRoutes {
     /// The caller's own user, with the session token it presented; 209 without one.
     static func me(context: RequestContext) throws -> APIResponse {
         guard let caller = context.user else { throw ParseError(.invalidSessionToken, "Invalid session token") }
-        let user = try context.read { db -> StoredObject? in
-            guard let schema = try SchemaStore.load(UserStore.className, in: db) else { return nil }
-            return try ObjectStore.fetch(caller.id, from: schema, in: db)?.decoded()
-        }
+        let user = try context.read { db in try UserStore.fetch(caller.id, in: db) }
         guard let user else { throw ParseError(.invalidSessionToken, "Invalid session token") }
         return APIResponse(body: UserStore.wireJSON(user, viewerId: caller.id, isMaster: context.isMaster, sessionToken: caller.sessionToken))
     }

@@ -20,22 +20,19 @@ enum Idempotency {
             throw ParseError(.invalidJSON, "X-Parse-Request-Id must be 1 to 256 bytes")
         }
         if let recorded = try context.read({ db in try replay(requestId, in: db) }) { return recorded }
-        // `after` webhooks wait for the commit (a batch's, when inside one).
-        let afterCommit = context.afterCommit ?? AfterCommit()
-        func attempt(_ db: SQLiteConnection) throws -> APIResponse {
-            var shared = context
-            shared.transaction = db  // The handler's writes and this record commit together.
-            shared.afterCommit = afterCommit
-            let response = try handle(shared)
-            try record(requestId, response, ttl: context.config.idempotencyTTLSeconds, in: db)
-            return response
-        }
         do {
-            // Inside a batch's transaction, a savepoint keeps a refused attempt from leaving half its writes.
-            if let transaction = context.transaction { return try transaction.inSavepoint { try attempt(transaction) } }
-            let response = try context.storage.write(attempt)
-            afterCommit.run()
-            return response
+            // `after` webhooks wait for the commit (a batch's, when inside one).
+            return try context.notifyingAfterCommit { afterCommit in
+                func attempt(_ db: SQLiteConnection) throws -> APIResponse {
+                    // The handler's writes and this record commit together.
+                    let response = try handle(context.joining(db, afterCommit: afterCommit))
+                    try record(requestId, response, ttl: context.config.idempotencyTTLSeconds, in: db)
+                    return response
+                }
+                // Inside a batch's transaction, a savepoint keeps a refused attempt from leaving half its writes.
+                if let transaction = context.transaction { return try transaction.inSavepoint { try attempt(transaction) } }
+                return try context.storage.write(attempt)
+            }
         } catch let error as SQLiteError where error.isPrimaryKeyViolation {
             // A twin of this request committed first (its write is the one kept): answer as it did.
             if let recorded = try context.read({ db in try replay(requestId, in: db) }) { return recorded }

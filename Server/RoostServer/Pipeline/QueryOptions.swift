@@ -87,7 +87,6 @@ struct QueryOptions {
     /// Whether results can be sent as stored, without decoding.
     var sendsRowsAsStored: Bool { keys == nil && excludeKeys.isEmpty && include.isEmpty }
 
-    /// One result as the client asked for it: the stored text as is, or decoded to apply `keys`/`excludeKeys`.
     /// Parse answers every Relation field's marker whatever `keys` or `excludeKeys` say (its
     /// storage adapters add them from the schema); call before adding the fields the caller may not see.
     mutating func keepRelationMarkers(of schema: ClassSchema) {
@@ -100,6 +99,7 @@ struct QueryOptions {
         excludeKeys.subtract(relations)
     }
 
+    /// One result as the client asked for it: the stored text as is, or decoded to apply `keys`/`excludeKeys`.
     func render(_ row: StoredRow) throws -> JSON {
         if sendsRowsAsStored { return row.wireFragment }
         return try row.decoded().wireJSON(keys: keys, excluding: excludeKeys)

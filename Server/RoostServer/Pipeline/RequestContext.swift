@@ -25,6 +25,25 @@ struct RequestContext {
     /// makes the request start over on its own (`WriteBatcher.NeedsOwnWrite`).
     var inGroupedWrite = false
 
+    /// This request inside a write that commits later (a batch, an idempotent request, a write
+    /// group): its writes go into `db`, its `after` actions wait for that commit.
+    func joining(_ db: SQLiteConnection, afterCommit: AfterCommit) -> RequestContext {
+        var joined = self
+        joined.transaction = db
+        joined.afterCommit = afterCommit
+        return joined
+    }
+
+    /// Runs `write` with the `AfterCommit` its `after` actions go to: the enclosing write's (it runs
+    /// them after its own commit), or a new one, run here once `write` has returned committed.
+    func notifyingAfterCommit<T>(_ write: (AfterCommit) throws -> T) rethrows -> T {
+        if let afterCommit { return try write(afterCommit) }
+        let afterCommit = AfterCommit()
+        let value = try write(afterCommit)
+        afterCommit.run()
+        return value
+    }
+
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }

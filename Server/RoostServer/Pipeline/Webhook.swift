@@ -41,13 +41,9 @@ struct Webhook {
     static func caller(_ context: RequestContext) throws -> [String: JSON] {
         var fields: [String: JSON] = ["master": .bool(context.isMaster)]
         if let installationId = context.installationId { fields["installationId"] = .string(installationId) }
-        let user = try context.read { db -> JSON? in
-            guard let user = context.user, let schema = try SchemaStore.load(UserStore.className, in: db),
-                let stored = try ObjectStore.fetch(user.id, from: schema, in: db)?.decoded()
-            else { return nil }
-            return UserStore.wireJSON(stored, viewerId: user.id, isMaster: false)
+        if let caller = context.user, let user = try context.read({ db in try UserStore.fetch(caller.id, in: db) }) {
+            fields["user"] = UserStore.wireJSON(user, viewerId: caller.id, isMaster: false)
         }
-        if let user { fields["user"] = user }
         return fields
     }
 

@@ -115,9 +115,7 @@ final class WriteBatcher: @unchecked Sendable {
             do {
                 try storage.write { db in
                     for job in group {
-                        var shared = job.context
-                        shared.transaction = db
-                        shared.afterCommit = afterCommit
+                        var shared = job.context.joining(db, afterCommit: afterCommit)
                         shared.inGroupedWrite = true
                         job.outcome = Result { try db.inSavepoint { try dispatch(job.request, shared) } }
                     }

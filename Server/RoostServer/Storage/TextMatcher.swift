@@ -9,9 +9,10 @@ import RoostCore
 /// search has no phrase — at least one of the plain words.
 struct TextMatcher {
     private let search: TextSearch
-    private let words: Set<String>
     private let phrases: [[String]]
     private let excluded: Set<String>
+    /// The plain words and the phrases' words: the ones a match is scored on.
+    private let wanted: Set<String>
 
     init(_ search: TextSearch) {
         self.search = search
@@ -37,8 +38,8 @@ struct TextMatcher {
                 words.formUnion(TextMatcher.tokens(String(part), search))
             }
         }
-        self.words = words
         self.excluded = excluded
+        wanted = words.union(self.phrases.joined())
     }
 
     /// 0 when `text` does not match; otherwise a relevance that grows with the number of search
@@ -47,7 +48,6 @@ struct TextMatcher {
         let tokens = TextMatcher.tokens(text, search)
         guard !tokens.isEmpty, excluded.isDisjoint(with: tokens) else { return 0 }
         for phrase in phrases where !TextMatcher.contains(tokens, phrase) { return 0 }
-        let wanted = words.union(phrases.joined())
         var counts: [String: Int] = [:]
         for token in tokens where wanted.contains(token) { counts[token, default: 0] += 1 }
         if phrases.isEmpty, counts.isEmpty { return 0 }
@@ -76,15 +76,15 @@ struct TextMatcher {
         return folded.split { !($0.isLetter || $0.isNumber) }.compactMap { word in
             let word = String(word)
             guard english else { return word }
-            if stopWords.contains(word.lowercased()) { return nil }
-            return singular(word)
+            let lower = search.caseSensitive ? word.lowercased() : word  // Already folded otherwise.
+            if stopWords.contains(lower) { return nil }
+            return singular(word, lower: lower)
         }
     }
 
     /// Porter's first step: plural endings (`ponies` → `poni`, `caresses` → `caress`, `bagels` → `bagel`).
-    private static func singular(_ word: String) -> String {
+    private static func singular(_ word: String, lower: String) -> String {
         if word.count <= 3 { return word }
-        let lower = word.lowercased()
         if lower.hasSuffix("sses") || lower.hasSuffix("ies") { return String(word.dropLast(2)) }
         if lower.hasSuffix("ss") || lower.hasSuffix("us") || !lower.hasSuffix("s") { return word }
         return String(word.dropLast())

@@ -234,23 +234,31 @@ final class EventuallyQueue: @unchecked Sendable {
         }
     }
 
-    /// The current token of the user who queued a command: the live one (it changes on sign-up
-    /// conversion and password change), or the one kept when that user logged out.
     /// Whether the current user, if the command is theirs, has a request in flight that replaces its session.
     private func isChangingSession(_ userKey: String?) throws -> Bool {
-        guard let userKey, let user = client?.currentUser else { return false }
-        let resolvedKey = userKey.hasPrefix("local_") ? (try store.objectId(forLocalId: userKey) ?? userKey) : userKey
-        guard user.localId == userKey || user.objectId == resolvedKey else { return false }
+        guard let userKey, let user = currentUser(queued: userKey, resolved: try resolvedKey(userKey)) else { return false }
         return user.lock.withLock { user.sessionChangesInFlight > 0 }
     }
 
+    /// The current token of the user who queued a command: the live one (it changes on sign-up
+    /// conversion and password change), or the one kept when that user logged out.
     private func sessionToken(for userKey: String?) throws -> String? {
         guard let userKey else { return nil }
-        let resolvedKey = userKey.hasPrefix("local_") ? (try store.objectId(forLocalId: userKey) ?? userKey) : userKey
-        if let user = client?.currentUser, user.localId == userKey || user.objectId == resolvedKey {
-            return user.sessionToken
-        }
-        return try store.sessionToken(userKey: userKey) ?? store.sessionToken(userKey: resolvedKey)
+        let resolved = try resolvedKey(userKey)
+        if let user = currentUser(queued: userKey, resolved: resolved) { return user.sessionToken }
+        return try store.sessionToken(userKey: userKey) ?? store.sessionToken(userKey: resolved)
+    }
+
+    /// The current user when it is the one a command was queued by (`userKey`: its objectId, or its
+    /// local id from before it was saved; `resolved`: that local id's objectId, once known).
+    private func currentUser(queued userKey: String, resolved: String) -> RoostUser? {
+        guard let user = client?.currentUser, user.localId == userKey || user.objectId == resolved else { return nil }
+        return user
+    }
+
+    /// A local id as the objectId it was saved under, once known.
+    private func resolvedKey(_ userKey: String) throws -> String {
+        userKey.hasPrefix("local_") ? (try store.objectId(forLocalId: userKey) ?? userKey) : userKey
     }
 
     private func resolveLocalIds(_ json: JSON, isACL: Bool) throws -> JSON {

@@ -94,7 +94,7 @@ import Testing
             for cpus in pinnedThreads.values { #expect(cpus.count == 1) }
             #expect(Set(pinnedThreads.values.flatMap { $0 }).count == min(4, allowed.count))
             // The thread that started the daemons got its own CPUs back: later threads are not pinned.
-            let acceptor = threads(of: pinned.process.pid, named: "roost-accept")
+            let acceptor = waitForThreads(of: pinned.process.pid, named: "roost-accept", count: 1)
             #expect(acceptor.count == 1)
             #expect(acceptor.values.allSatisfy { $0 == allowed })
         } else {
@@ -106,15 +106,39 @@ import Testing
         for cpus in unpinnedThreads.values { #expect(cpus == allowed) }
     }
 
-    /// The CPUs of each of the process's 4 HTTP threads (MHD names them "MHD-single" once they run,
-    /// which may be just after the server said it listens: waits up to 5 s for all four).
+    @Test func theCheckpointerYieldsToRequests() throws {
+        let server = try TestServer()
+        let checkpointer = waitForThreads(of: server.process.pid, named: "roost-checkpt", count: 1)
+        #expect(checkpointer.count == 1)
+        for task in checkpointer.keys { #expect(niceness(of: server.process.pid, thread: task) == 10) }
+        for task in waitForThreads(of: server.process.pid, named: "MHD-single", count: 4).keys {
+            #expect(niceness(of: server.process.pid, thread: task) == 0)
+        }
+    }
+
+    /// A thread's nice value: field 19 of `/proc/<pid>/task/<tid>/stat`, counted after the `)` that
+    /// ends the command name (which may hold spaces).
+    private func niceness(of pid: pid_t, thread: String) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        return fields.count > 16 ? Int(fields[16]) : nil  // fields[0] is field 3 (state).
+    }
+
+    /// The CPUs of each of the process's 4 HTTP threads.
     private func httpThreads(of pid: pid_t) -> [String: Set<Int>] {
+        waitForThreads(of: pid, named: "MHD-single", count: 4)
+    }
+
+    /// Threads name themselves once they run, which may be just after the server said it listens:
+    /// waits up to 5 s for `count` threads called `name`.
+    private func waitForThreads(of pid: pid_t, named name: String, count: Int) -> [String: Set<Int>] {
         var found: [String: Set<Int>] = [:]
         let deadline = Date().addingTimeInterval(5)
         repeat {
-            found = threads(of: pid, named: "MHD-single")
-            if found.count < 4 { usleep(10_000) }
-        } while found.count < 4 && Date() < deadline
+            found = threads(of: pid, named: name)
+            if found.count < count { usleep(10_000) }
+        } while found.count < count && Date() < deadline
         return found
     }
 

@@ -2,8 +2,8 @@
 """Side-by-side HTTP benchmark: the libmicrohttpd ceiling, PocketBase and roost, in one run.
 
 Each server gets a fresh data dir and the same wrk load (2 threads, 16 connections, DURATION s
-per workload). Prints requests/s, p50, p99 and the server's peak resident memory, then the
-ratios the issues set as targets. Usage: bench/run.py [--duration 10] [--repeat 1] [--only roost,pocketbase,ceiling]
+per workload). Prints requests/s, p50, p99, the server's peak resident memory and the CPU steal
+during each run (time a shared host gave to other guests), then the ratios the issues set as targets. Usage: bench/run.py [--duration 10] [--repeat 1] [--only roost,pocketbase,ceiling]
     [--workloads create,get,...]
 """
 import argparse, json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, time
@@ -68,16 +68,29 @@ def wait_until_idle(pids, timeout=15):
             return
 
 
+def cpu_times():
+    """The machine's CPU time so far: (steal, total) in ticks, from /proc/stat's first line."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    return fields[7], sum(fields)
+
+
 def wrk(url, script, duration):
     args = ["wrk", "-t2", "-c16", f"-d{duration}s", "--latency", "-s", script, url]
+    steal_before, total_before = cpu_times()
     output = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    steal_after, total_after = cpu_times()
+    # Time the hypervisor gave to other guests while this VM wanted the CPU: on a shared host it
+    # inflates latencies (p99 above all) whatever the server does, so every run reports it.
+    steal = 100 * (steal_after - steal_before) / max(total_after - total_before, 1)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     def percentile(p):
         m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
         value, unit = float(m.group(1)), m.group(2)
         return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    return {"rps": rps, "p50": percentile(50), "p99": percentile(99), "non2xx": int(errors.group(1)) if errors else 0}
+    return {"rps": rps, "p50": percentile(50), "p99": percentile(99), "non2xx": int(errors.group(1)) if errors else 0,
+            "steal": steal}
 
 
 def lua(name, text):
@@ -245,7 +258,8 @@ def main():
                         wait_until_idle([entry[1].proc.pid for entry in running])
                         run = wrk(*scripts[workload], args.duration)
                         runs.setdefault((name, workload), []).append(run)
-                        print(f"  ({name} {workload}: {run['rps']:.0f} req/s, p99 {run['p99']:.2f} ms)", file=sys.stderr, flush=True)
+                        print(f"  ({name} {workload}: {run['rps']:.0f} req/s, p99 {run['p99']:.2f} ms, CPU steal {run['steal']:.0f}%)",
+                              file=sys.stderr, flush=True)
         results = {}
         for name, server, _, scripts in running:
             rss = peak_rss_mb(server.proc.pid)  # The high-water mark over the whole run.
@@ -255,9 +269,10 @@ def main():
                 results[(name, workload)] = result
                 # The median run's p99 alone hides how the tail moved between rounds: every run's is shown too.
                 every_p99 = "/".join(f"{r['p99']:.2f}" for r in runs[(name, workload)])
+                every_steal = "/".join(f"{r['steal']:.0f}" for r in runs[(name, workload)])
                 print(f"{name:<11} {workload:<7} {result['rps']:>9.0f} req/s  p50 {result['p50']:6.2f} ms  "
                       f"p99 {result['p99']:6.2f} ms (runs {every_p99})  peak RSS {result['rss']:6.1f} MB  "
-                      f"non-2xx {result['non2xx']}", flush=True)
+                      f"non-2xx {result['non2xx']}  steal % {every_steal}", flush=True)
     finally:
         for entry in running:
             server, data = entry[1], entry[2]

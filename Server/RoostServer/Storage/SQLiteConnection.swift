@@ -12,10 +12,15 @@ final class SQLiteConnection {
     private var statements: [String: OpaquePointer] = [:]
     /// Set by writes that change sessions or roles; `Storage.write` invalidates the session cache after commit.
     var changedAuthentication = false
+    /// Set by writes that change a class schema; `Storage.write` invalidates the readers' `SchemaCache` after commit.
+    var changedSchema = false
     /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
     /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
     /// clears it too. Read-only connections never use it (their snapshots move with other commits).
     var schemaCache: [String: ClassSchema] = [:]
+    /// On a read connection inside `Storage.read`: the shared schema cache and the generation the
+    /// transaction's snapshot belongs to.
+    var readerSchemas: (cache: SchemaCache, generation: UInt64)?
     let isReadOnly: Bool
     /// Client-shaped SQL varies; past this many cached statements the cache starts over.
     private static let statementCacheLimit = 256

@@ -6,11 +6,15 @@ enum SchemaStore {
     private static let columns = "id, className, fields, classLevelPermissions, indexes"
 
     static func load(_ className: String, in db: some SQLQuerying) throws -> ClassSchema? {
-        let writer = (db as? SQLiteConnection).flatMap { $0.isReadOnly ? nil : $0 }
+        let connection = db as? SQLiteConnection
+        let writer = connection.flatMap { $0.isReadOnly ? nil : $0 }
         if let cached = writer?.schemaCache[className] { return cached }
+        let shared = connection?.readerSchemas
+        if let shared, let cached = shared.cache.lookup(className, generation: shared.generation) { return cached }
         let schema = try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
             .first.map(decode)
-        if let writer, let schema { writer.schemaCache[className] = schema }
+        if let schema, let writer { writer.schemaCache[className] = schema }
+        if let schema, let shared { shared.cache.store(schema, generation: shared.generation) }
         return schema
     }
 
@@ -27,6 +31,7 @@ enum SchemaStore {
     static func create(_ className: String, fields: [String: FieldType], classLevelPermissions: JSON?,
                        in db: SQLiteConnection) throws -> ClassSchema {
         db.schemaCache.removeAll()
+        db.changedSchema = true
         try db.execute(
             "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
             [.text(className), .text(encode(fields)), classLevelPermissions.map { .text($0.jsonText) } ?? .null])
@@ -48,6 +53,7 @@ enum SchemaStore {
     /// Stores the schema's fields, permissions and indexes.
     static func save(_ schema: ClassSchema, in db: SQLiteConnection) throws {
         db.schemaCache.removeAll()
+        db.changedSchema = true
         try db.execute(
             "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
             [.text(encode(schema.fields)), schema.classLevelPermissions.map { .text($0.jsonText) } ?? .null,
@@ -57,6 +63,7 @@ enum SchemaStore {
     /// Forgets the class and drops its table.
     static func drop(_ schema: ClassSchema, in db: SQLiteConnection) throws {
         db.schemaCache.removeAll()
+        db.changedSchema = true
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
         try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
         try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])

@@ -21,6 +21,7 @@ public final class Storage: Sendable {
     private let readers: ReaderPool
     private let checkpointer: Checkpointer
     let sessions = SessionCache()
+    private let schemas = SchemaCache()
     let triggerHooks = TriggerHookCache()
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
@@ -183,19 +184,27 @@ public final class Storage: Sendable {
     /// Runs `body` atomically on the writer; returns once its changes are committed.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         var changedAuthentication = false
+        var changedSchema = false
         let result = try writer.write { db in
             db.changedAuthentication = false
+            db.changedSchema = false
             let value = try body(db)
             changedAuthentication = db.changedAuthentication
+            changedSchema = db.changedSchema
             return value
         }
-        if changedAuthentication { sessions.invalidate() }  // After the commit: see `SessionCache`.
+        // After the commit: see `SessionCache` and `SchemaCache`.
+        if changedAuthentication { sessions.invalidate() }
+        if changedSchema { schemas.invalidate() }
         return result
     }
 
     /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit.
     func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
         let reader = try readers.reader()
+        // Noted before the snapshot begins (the first statement after the deferred BEGIN).
+        reader.readerSchemas = (schemas, schemas.currentGeneration)
+        defer { reader.readerSchemas = nil }
         return try reader.inTransaction { try body(reader) }
     }
 

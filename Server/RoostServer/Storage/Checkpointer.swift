@@ -6,9 +6,10 @@ import Glibc
 /// low-priority thread, and keeps the WAL from growing without bound.
 ///
 /// SQLite's automatic checkpoint runs inside the commit that crosses the threshold, so one
-/// request in a thousand paid for copying pages and an fsync (a p99 spike). The writer turns it
-/// off (`wal_autocheckpoint=0`) and this thread runs a PASSIVE checkpoint on its own connection,
-/// which never blocks the writer or the readers.
+/// request in a thousand paid for copying pages and an fsync (a p99 spike). The writer moves it
+/// to twice `catchUpFrames` (a backstop, for when this low-priority thread gets no CPU) and this
+/// thread runs a PASSIVE checkpoint on its own connection, which never blocks the writer or
+/// the readers.
 ///
 /// A concurrent checkpoint never reaches the last frame while writes keep coming, and SQLite only
 /// starts the WAL over once every frame is back in the database: under a steady write load the

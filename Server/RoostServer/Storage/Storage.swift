@@ -47,8 +47,11 @@ public final class Storage: Sendable {
         try Storage.migrator.migrate(pool)
         try pool.close()
         // The Checkpointer checkpoints. The WAL restarts at ~64 MB under load (see `Checkpointer`); one that grew
-        // past 128 MB anyway (a long read held it) is cut back to that when it starts over.
-        let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 134217728;"
+        // past 128 MB anyway (a long read held it) is cut back to that when it starts over. SQLite's own
+        // checkpoint after a commit is only the backstop, at twice the catch-up size: it keeps the WAL bounded
+        // when the low-priority Checkpointer gets no CPU (a machine busy with other work).
+        let writerPragmas = Storage.pragmas
+            + "PRAGMA wal_autocheckpoint = \(2 * walCatchUpFrames); PRAGMA journal_size_limit = 134217728;"
         writer = WriteQueue(connection: try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas))
         readers = ReaderPool(path: path)
         checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames)

@@ -70,6 +70,27 @@ import Testing
         #expect(try await sentinel.server.request("POST", "/classes/Other", body: Data(small)).status == 201)
     }
 
+    /// A body a little over the limit is read and dropped: the 413 reaches a client that sends its whole
+    /// body before reading, and the connection serves the next request (answering at once and closing
+    /// reset such a connection, so the client got an error instead of the 413).
+    @Test func aBodyOverTheLimitGetsIts413AndTheConnectionStaysUsable() throws {
+        let server = try TestServer(arguments: ["--max-body", "1000"])
+        let connection = try RawConnection(port: server.port)
+        let body = String(repeating: " ", count: 200_000)
+        let refused = try connection.exchange("POST /parse/classes/Keep HTTP/1.1\r\nHost: roost\r\n"
+            + "X-Parse-Application-Id: \(TestServer.applicationId)\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        #expect(refused.head.hasPrefix("HTTP/1.1 413"))
+        #expect(try JSONParser.parse(Array(refused.body.utf8)) == ["error": "request entity too large"])
+        let next = try connection.exchange("GET /parse/health HTTP/1.1\r\nHost: roost\r\n\r\n")
+        #expect(next.head.hasPrefix("HTTP/1.1 200"))
+        // Far over the limit, or held back by `Expect: 100-continue`: answered at once, nothing is read.
+        for extra in ["Content-Length: 5000000\r\n", "Content-Length: 2000\r\nExpect: 100-continue\r\n"] {
+            let early = try RawConnection(port: server.port).exchange("POST /parse/classes/Keep HTTP/1.1\r\nHost: roost\r\n"
+                + "X-Parse-Application-Id: \(TestServer.applicationId)\r\n\(extra)\r\n")
+            #expect(early.head.hasPrefix("HTTP/1.1 413"), "\(extra)")
+        }
+    }
+
     @Test func nestingDeeperThan64Is107() async throws {
         let sentinel = try await Sentinel()
         // The body object is level 1, so 64 arrays inside it make 65 levels.

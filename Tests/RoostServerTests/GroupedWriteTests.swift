@@ -131,10 +131,10 @@ import Testing
     }
 
     /// Threads name themselves once they run, which may be just after the server said it listens:
-    /// waits up to 5 s for `count` threads called `name`.
+    /// waits for `count` threads called `name`, up to 30 s (a fully parallel test run starves new threads).
     private func waitForThreads(of pid: pid_t, named name: String, count: Int) -> [String: Set<Int>] {
         var found: [String: Set<Int>] = [:]
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         repeat {
             found = threads(of: pid, named: name)
             if found.count < count { usleep(10_000) }

@@ -35,6 +35,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     let handler: Handler
     let maxBodyBytes: Int
+    /// A body declared up to this much over `maxBodyBytes` is read and thrown away before the 413, so
+    /// the connection stays usable. Answering at once and closing made the kernel reset a connection
+    /// whose client was still sending: the client saw "connection reset", not the 413. Larger bodies,
+    /// and bodies still held back by `Expect: 100-continue`, are answered at once.
+    static let discardedBodyBytes = 1 << 20
     /// Headers added to every response (CORS).
     let commonHeaders: [(String, String)]
     private let listenSocket: Int32
@@ -241,6 +246,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         roost_mhd_client_address(connection, &address, socklen_t(address.count))
         state.request?.clientAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if let length = state.request?.headers["content-length"].flatMap(Int.init), length > server.maxBodyBytes {
+            let waitsForContinue = state.request?.headers["expect"]?.lowercased() == "100-continue"
+            guard waitsForContinue || length > server.maxBodyBytes + HTTPServer.discardedBodyBytes else {
+                state.bodyTooLarge = true  // The chunks are dropped as they come; the 413 follows the last.
+                return MHD_Result.YES
+            }
             state.request?.bodyTooLarge = true
             guard server.beginRequest(state) else { return MHD_Result.NO }
             return server.send(server.handler(state.request!, nil) ?? HTTPResponse(status: 500), on: connection)

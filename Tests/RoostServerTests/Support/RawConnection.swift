@@ -1,0 +1,60 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One kept-alive TCP connection to a test server, for what URLSession hides: exactly which bytes
+/// go out, and whether the same connection still answers afterwards.
+final class RawConnection {
+    private let socket: Int32
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(port: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)  // A missing answer fails the test instead of hanging it.
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else {
+            close(socket)
+            throw Failure(description: "connect: errno \(errno)")
+        }
+    }
+
+    deinit { close(socket) }
+
+    /// Sends `request` as is and returns the response's head and body (read up to its Content-Length).
+    func exchange(_ request: String) throws -> (head: String, body: String) {
+        var bytes = Array(request.utf8)[...]
+        while !bytes.isEmpty {
+            let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Failure(description: "send: errno \(errno)") }
+            bytes = bytes.dropFirst(sent)
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            if let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
+                let length = head.split(separator: "\r\n")
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                if received.count - end.upperBound >= length {
+                    return (head, String(decoding: received[end.upperBound..<(end.upperBound + length)], as: UTF8.self))
+                }
+            }
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { throw Failure(description: "connection closed or timed out (errno \(errno)) after \(received.count) bytes") }
+            received += buffer[..<count]
+        }
+    }
+}

@@ -71,11 +71,18 @@ struct StoredRow {
         JSON.writeString(ParseDate(millisecondsSince1970: updatedAt).iso, to: &output)
         if let aclText {
             output.append(contentsOf: #","ACL":"#.utf8)
-            output.append(contentsOf: aclText.utf8)
+            output.appendBytes(of: aclText)
         }
-        let fields = dataText.utf8.dropFirst()  // Stored as one compact object: drop its "{".
-        if fields.count > 1 { output.append(UInt8(ascii: ",")) }
-        output.append(contentsOf: fields)
+        if dataText.utf8.count > 2 { output.append(UInt8(ascii: ",")) }  // Not "{}".
+        output.appendBytes(of: dataText, droppingFirst: 1)  // Stored as one compact object: drop its "{".
         return .encodedFragment(output)
+    }
+}
+
+extension [UInt8] {
+    /// Appends a string's UTF-8 bytes straight from its buffer (a generic `utf8` view copies byte by byte).
+    mutating func appendBytes(of text: String, droppingFirst count: Int = 0) {
+        var text = text
+        text.withUTF8 { append(contentsOf: UnsafeBufferPointer(rebasing: $0.dropFirst(count))) }
     }
 }

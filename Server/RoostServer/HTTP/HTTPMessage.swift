@@ -26,31 +26,43 @@ public struct HTTPRequest: Sendable {
     /// Splits a raw request target (`/parse/classes/A?where=%7B%7D`) into its path (still encoded)
     /// and its decoded query parameters.
     public static func splitTarget(_ target: String) -> (path: String, query: [String: String]) {
-        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, [:]) }
-        let path = String(target[..<mark])
-        var query: [String: String] = [:]
-        for pair in target[target.utf8.index(after: mark)...].split(separator: "&") {
-            let keyValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = percentDecode(keyValue[0], plusIsSpace: true)
-            query[key] = keyValue.count > 1 ? percentDecode(keyValue[1], plusIsSpace: true) : ""
+        var target = target
+        // On the bytes: splitting a String on "&" walks it Character by Character (grapheme breaking),
+        // which was ~40k instructions for a query's `where=…&order=n&limit=20` (callgrind).
+        return target.withUTF8 { bytes in
+            guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return (String(decoding: bytes, as: UTF8.self), [:]) }
+            var query: [String: String] = [:]
+            for pair in bytes[(mark + 1)...].split(separator: UInt8(ascii: "&")) {
+                let equals = pair.firstIndex(of: UInt8(ascii: "="))
+                let key = percentDecode(bytes: pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
+                query[key] = equals.map { percentDecode(bytes: pair[($0 + 1)...], plusIsSpace: true) } ?? ""
+            }
+            return (String(decoding: bytes[..<mark], as: UTF8.self), query)
         }
-        return (path, query)
     }
 
     static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String {
-        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return String(text) }
+        var text = text
+        return text.withUTF8 { percentDecode(bytes: $0[...], plusIsSpace: plusIsSpace) }
+    }
+
+    /// Decodes `%XX` escapes (and `+` when `plusIsSpace`); a `%` not followed by two hex digits stays as it is.
+    private static func percentDecode(bytes text: Slice<UnsafeBufferPointer<UInt8>>, plusIsSpace: Bool) -> String {
+        guard text.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+            return String(decoding: text, as: UTF8.self)
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
+        bytes.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            index += 1
             if byte == UInt8(ascii: "+"), plusIsSpace {
                 bytes.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next(), let low = iterator.next(), let h = hexValue(high), let l = hexValue(low) else {
-                    bytes.append(byte)
-                    continue
-                }
-                bytes.append(h << 4 | l)
+            } else if byte == UInt8(ascii: "%"), text.endIndex - index >= 2,
+                      let high = hexValue(text[index]), let low = hexValue(text[index + 1]) {
+                bytes.append(high << 4 | low)
+                index += 2
             } else {
                 bytes.append(byte)
             }

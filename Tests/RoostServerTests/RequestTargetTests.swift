@@ -1,0 +1,22 @@
+@testable import RoostServer
+import Testing
+
+/// Splitting a request target into its path and its form-decoded query parameters.
+@Suite struct RequestTargetTests {
+    @Test func pathAndQuery() {
+        let (path, query) = HTTPRequest.splitTarget(#"/parse/classes/Game?where=%7B%22name%22%3A%22a+b%C3%A9%22%7D&limit=20&&keys=&count"#)
+        #expect(path == "/parse/classes/Game")
+        #expect(query == ["where": #"{"name":"a bé"}"#, "limit": "20", "keys": "", "count": ""])
+        #expect(HTTPRequest.splitTarget("/parse/health") == ("/parse/health", [:]))
+        #expect(HTTPRequest.splitTarget("/p?=x&a=b=c").query == ["": "x", "a": "b=c"])
+    }
+
+    @Test func malformedEscapesStayAsTheyAre() {
+        #expect(HTTPRequest.splitTarget("/p?a=%zz&b=100%&c=%4&d=%41").query == ["a": "%zz", "b": "100%", "c": "%4", "d": "A"])
+    }
+
+    @Test func pathSegmentsKeepPlusSigns() {
+        #expect(HTTPRequest.percentDecode("a+b%2Fc", plusIsSpace: false) == "a+b/c")
+        #expect(HTTPRequest.percentDecode("a+b", plusIsSpace: true) == "a b")
+    }
+}

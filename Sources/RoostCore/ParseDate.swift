@@ -23,37 +23,60 @@ public struct ParseDate: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// The ISO 8601 form, e.g. `2026-11-22T10:00:00.000Z`.
     public var iso: String {
+        let parts = self.parts
+        if (0...9999).contains(parts.year) {
+            return String(unsafeUninitializedCapacity: 24) { ParseDate.writeFixedWidth(parts, into: $0) }
+        }
+        return pad(parts.year, 4) + "-" + pad(parts.month, 2) + "-" + pad(parts.day, 2) + "T" + pad(parts.hour, 2) + ":"
+            + pad(parts.minute, 2) + ":" + pad(parts.second, 2) + "." + pad(parts.millisecond, 3) + "Z"
+    }
+
+    /// Appends `"<iso>"`, quoted as a JSON string: replies carry two dates per object, written straight
+    /// into the reply's bytes.
+    public func appendQuotedISO(to output: inout [UInt8]) {
+        let parts = self.parts
+        guard (0...9999).contains(parts.year) else {
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: iso.utf8)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
+        let start = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: 26))
+        output.withUnsafeMutableBufferPointer { buffer in
+            _ = ParseDate.writeFixedWidth(parts, into: UnsafeMutableBufferPointer(rebasing: buffer[(start + 1)..<(start + 25)]))
+        }
+    }
+
+    private typealias Parts = (year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64, millisecond: Int64)
+
+    private var parts: Parts {
         let days = floorDivide(millisecondsSince1970, 86_400_000)
         let msOfDay = millisecondsSince1970 - days * 86_400_000
         let (year, month, day) = ParseDate.civil(fromDays: days)
-        let hour = msOfDay / 3_600_000
-        let minute = msOfDay / 60_000 % 60
-        let second = msOfDay / 1000 % 60
-        let millisecond = msOfDay % 1000
-        if (0...9999).contains(year) {
-            // Fixed width: write the 24 bytes straight into the string (dates are on every reply).
-            return String(unsafeUninitializedCapacity: 24) { buffer in
-                var index = 0
-                func put(_ value: Int64, _ width: Int) {
-                    var divisor: Int64 = 1
-                    for _ in 1..<width { divisor *= 10 }
-                    while divisor > 0 {
-                        buffer[index] = UInt8(48 + value / divisor % 10)
-                        index += 1
-                        divisor /= 10
-                    }
-                }
-                func put(_ character: Unicode.Scalar) {
-                    buffer[index] = UInt8(ascii: character)
-                    index += 1
-                }
-                put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
-                put(hour, 2); put(":"); put(minute, 2); put(":"); put(second, 2); put("."); put(millisecond, 3); put("Z")
-                return index
+        return (year, month, day, msOfDay / 3_600_000, msOfDay / 60_000 % 60, msOfDay / 1000 % 60, msOfDay % 1000)
+    }
+
+    /// Writes the 24 bytes of a date whose year has four digits; returns 24.
+    private static func writeFixedWidth(_ parts: Parts, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var index = 0
+        func put(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                buffer[index] = UInt8(48 + value / divisor % 10)
+                index += 1
+                divisor /= 10
             }
         }
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":"
-            + pad(second, 2) + "." + pad(millisecond, 3) + "Z"
+        func put(_ character: Unicode.Scalar) {
+            buffer[index] = UInt8(ascii: character)
+            index += 1
+        }
+        put(parts.year, 4); put("-"); put(parts.month, 2); put("-"); put(parts.day, 2); put("T")
+        put(parts.hour, 2); put(":"); put(parts.minute, 2); put(":"); put(parts.second, 2); put(".")
+        put(parts.millisecond, 3); put("Z")
+        return index
     }
 
     public var description: String { iso }

@@ -27,6 +27,17 @@ import Testing
         let date = ParseDate(millisecondsSince1970: milliseconds)
         #expect(date.iso == iso)
         #expect(date.description == iso)
+        var output = Array("x".utf8)
+        date.appendQuotedISO(to: &output)
+        #expect(String(decoding: output, as: UTF8.self) == "x\"\(iso)\"")
+    }
+
+    @Test func yearsBeyondFourDigitsAreQuotedToo() {
+        let date = ParseDate(millisecondsSince1970: 253_402_300_800_000)  // 10000-01-01
+        var output: [UInt8] = []
+        date.appendQuotedISO(to: &output)
+        #expect(String(decoding: output, as: UTF8.self) == "\"\(date.iso)\"")
+        #expect(date.iso.hasPrefix("10000-01-01T"))
     }
 
     @Test(arguments: ParseDateTests.known)

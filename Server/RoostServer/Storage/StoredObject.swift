@@ -66,9 +66,9 @@ struct StoredRow {
         output.append(contentsOf: #"{"objectId":"#.utf8)
         JSON.writeString(objectId, to: &output)
         output.append(contentsOf: #","createdAt":"#.utf8)
-        JSON.writeString(ParseDate(millisecondsSince1970: createdAt).iso, to: &output)
+        ParseDate(millisecondsSince1970: createdAt).appendQuotedISO(to: &output)
         output.append(contentsOf: #","updatedAt":"#.utf8)
-        JSON.writeString(ParseDate(millisecondsSince1970: updatedAt).iso, to: &output)
+        ParseDate(millisecondsSince1970: updatedAt).appendQuotedISO(to: &output)
         if let aclText {
             output.append(contentsOf: #","ACL":"#.utf8)
             output.appendBytes(of: aclText)

@@ -7,11 +7,18 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+
+/// Names the calling thread (at most 15 bytes are kept). prctl is variadic, which Swift cannot call.
+static inline int roost_name_current_thread(const char *name)
+{
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
 
 /// Called by MHD with the raw request URI (path + query, still percent-encoded) before
 /// anything else; its return value becomes the request's `*con_cls`.

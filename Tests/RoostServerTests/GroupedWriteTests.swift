@@ -95,7 +95,7 @@ import Testing
             #expect(Set(pinnedThreads.values.flatMap { $0 }).count == min(4, allowed.count))
             // The thread that started the daemons got its own CPUs back: later threads are not pinned.
             let acceptor = waitForThreads(of: pinned.process.pid, named: "roost-accept", count: 1)
-            #expect(acceptor.count == 1)
+            #expect(acceptor.count == 1, "threads: \(threadNames(of: pinned.process.pid)); log: \(pinned.log().suffix(2000))")
             #expect(acceptor.values.allSatisfy { $0 == allowed })
         } else {
             for cpus in pinnedThreads.values { #expect(cpus == allowed) }
@@ -104,6 +104,14 @@ import Testing
         let unpinnedThreads = httpThreads(of: unpinned.process.pid)
         #expect(unpinnedThreads.count == 4)
         for cpus in unpinnedThreads.values { #expect(cpus == allowed) }
+    }
+
+    @Test func backgroundThreadsCarryTheirNames() throws {
+        let server = try TestServer()
+        for name in ["roost-accept", "roost-writer", "roost-checkpt"] {
+            #expect(waitForThreads(of: server.process.pid, named: name, count: 1).count == 1,
+                    "\(name) among \(threadNames(of: server.process.pid))")
+        }
     }
 
     @Test func theCheckpointerYieldsToRequests() throws {
@@ -150,6 +158,12 @@ import Testing
             if comm.hasPrefix(name) { threads[task] = cpusAllowed(pid, thread: task) }
         }
         return threads
+    }
+
+    private func threadNames(of pid: pid_t) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).map {
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) ?? "?"
+        }
     }
 
     /// `Cpus_allowed_list` of a process (or one of its threads), e.g. "0-1,3" → [0, 1, 3].

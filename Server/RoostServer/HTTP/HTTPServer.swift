@@ -86,7 +86,7 @@ public final class HTTPServer: @unchecked Sendable {
         // `stop()` waits for it to finish before the list goes away.
         let daemonList = DaemonList(daemons: UnsafePointer(daemons.baseAddress!), count: UInt32(daemons.count))
         let acceptor = Thread { [listenSocket, acceptorFinished] in
-            Thread.current.name = "roost-accept"  // Set from inside: only the current thread's name reaches the OS.
+            nameCurrentThread("roost-accept")
             roost_accept_loop(listenSocket, daemonList.daemons, daemonList.count)
             acceptorFinished.signal()
         }

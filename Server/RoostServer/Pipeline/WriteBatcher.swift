@@ -57,7 +57,7 @@ final class WriteBatcher: @unchecked Sendable {
         self.storage = storage
         self.dispatch = dispatch
         let thread = Thread { [self] in
-            Thread.current.name = "roost-writer"  // Set from inside: only the current thread's name reaches the OS.
+            nameCurrentThread("roost-writer")
             run()
         }
         thread.start()

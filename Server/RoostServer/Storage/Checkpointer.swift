@@ -42,7 +42,7 @@ final class Checkpointer: @unchecked Sendable {
         self.interval = interval
         self.catchUpFrames = catchUpFrames
         let thread = Thread { [self] in
-            Thread.current.name = "roost-checkpt"  // From inside: only the current thread's name reaches the OS (≤ 15 bytes).
+            nameCurrentThread("roost-checkpt")
             // Lowering one's own priority needs no privilege. On Linux, `who` 0 is the calling thread alone.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Checkpointer.niceness)
             run()

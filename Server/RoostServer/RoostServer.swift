@@ -21,6 +21,7 @@ public final class RoostServer: @unchecked Sendable {
     private let requestCounter = RequestCounter()
     private let faults: FaultInjection
     private var writeBatcher: WriteBatcher!
+    private let passwordWorkers = PasswordWorkers(count: ProcessInfo.processInfo.activeProcessorCount)
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
@@ -58,15 +59,16 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Finishes requests in flight, stops listening and closes the database.
     public func stop() throws {
-        http?.stop()  // Waits for parked requests, which the write batcher answers.
+        http?.stop()  // Waits for parked requests, which the write batcher and the password workers answer.
         http = nil
         writeBatcher.stop()
+        passwordWorkers.stop()
         pruner?.stop()
         try storage.close()
     }
 
     /// The request pipeline; never throws and never crashes on client input. Returns nil when the
-    /// request was parked (only when given `later`): the write batcher answers it through `later`.
+    /// request was parked (only when given `later`): the write batcher or a password worker answers it through `later`.
     func respond(to request: HTTPRequest, later: LaterReply?) -> HTTPResponse? {
         let started = DispatchTime.now()
         let requestId = request.headers["x-request-id"].map { String($0.prefix(64)) } ?? requestCounter.next()
@@ -107,7 +109,7 @@ public final class RoostServer: @unchecked Sendable {
         return "\(microseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
-    /// Returns nil when the request was parked for the write batcher, which answers it through `later`.
+    /// Returns nil when the request was parked for the write batcher or the password workers, which answer it through `later`.
     private func handle(_ request: HTTPRequest, requestId: String, logger: Logger, started: DispatchTime,
                         later: LaterReply?) throws -> HTTPResponse? {
         if request.method == "OPTIONS" { return HTTPResponse(status: 200) }
@@ -153,6 +155,14 @@ public final class RoostServer: @unchecked Sendable {
         }
         if let idempotencyKey = request.headers["x-parse-request-id"], Idempotency.applies(method: method, segments: segments) {
             return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
+        }
+        if let later, PasswordWorkers.accepts(apiRequest) {
+            later.suspend()
+            passwordWorkers.submit { [self] in
+                let reply = Result { encode(try dispatch(apiRequest, context)) }
+                later.send { [self] in finish(reply, of: request, started: started, logger: logger) }
+            }
+            return nil
         }
         if let later, WriteBatcher.accepts(apiRequest) {
             later.suspend()

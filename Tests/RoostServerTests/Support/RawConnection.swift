@@ -15,7 +15,7 @@ final class RawConnection {
     init(port: Int) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)  // A missing answer fails the test instead of hanging it.
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)  // A missing answer fails the test instead of hanging it.
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -34,12 +34,28 @@ final class RawConnection {
 
     /// Sends `request` as is and returns the response's head and body (read up to its Content-Length).
     func exchange(_ request: String) throws -> (head: String, body: String) {
+        try send(request)
+        return try receive()
+    }
+
+    /// Sends `request` as is, without waiting for an answer.
+    func send(_ request: String) throws {
         var bytes = Array(request.utf8)[...]
         while !bytes.isEmpty {
-            let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard sent > 0 else { throw Failure(description: "send: errno \(errno)") }
             bytes = bytes.dropFirst(sent)
         }
+    }
+
+    /// Whether any byte of an answer has arrived (without waiting or consuming it).
+    var hasAnswer: Bool {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0
+    }
+
+    /// Reads one response: its head and its body (up to its Content-Length).
+    func receive() throws -> (head: String, body: String) {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {

@@ -108,7 +108,7 @@ import Testing
 
     @Test func backgroundThreadsCarryTheirNames() throws {
         let server = try TestServer()
-        for name in ["roost-accept", "roost-writer", "roost-checkpt"] {
+        for name in ["roost-accept", "roost-writer", "roost-checkpt", "roost-passwd-0"] {
             #expect(waitForThreads(of: server.process.pid, named: name, count: 1).count == 1,
                     "\(name) among \(threadNames(of: server.process.pid))")
         }
@@ -139,7 +139,7 @@ import Testing
     }
 
     /// Threads name themselves once they run, which may be just after the server said it listens:
-    /// waits for `count` threads called `name`, up to 30 s (a fully parallel test run starves new threads).
+    /// waits for `count` threads called `name` (up to 30 s: a fully parallel test run loads the machine).
     private func waitForThreads(of pid: pid_t, named name: String, count: Int) -> [String: Set<Int>] {
         var found: [String: Set<Int>] = [:]
         let deadline = Date().addingTimeInterval(30)

@@ -3,8 +3,8 @@
 
 Each server gets a fresh data dir and the same wrk load (2 threads, 16 connections, DURATION s
 per workload). Prints requests/s, p50, p99, the server's peak resident memory and the CPU steal
-during each run (time a shared host gave to other guests), then the ratios the issues set as targets. Usage: bench/run.py [--duration 10] [--repeat 1] [--only roost,pocketbase,ceiling]
-    [--workloads create,get,...]
+during each run (time a shared host gave to other guests), then the ratios the issues set as targets.
+Usage: bench/run.py [--duration 10] [--repeat 1] [--only roost,pocketbase,ceiling] [--workloads create,get,...]
 """
 import argparse, json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, time
 import urllib.request

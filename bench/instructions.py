@@ -8,17 +8,13 @@ Counts user-space instructions only (not the kernel's TCP and scheduling work). 
 also holds the background checkpoints that ran meanwhile (they go by the clock): it moves by ~5 %.
 Usage: bench/instructions.py [--binary .build/release/roost] [--requests 1000]
 """
-import argparse, http.client, json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
+import argparse, http.client, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 import urllib.parse
+
+from run import free_port  # bench/run.py, beside this file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADERS = {"X-Parse-Application-Id": "roost", "Content-Type": "application/json"}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def call(connection, method, path, body=None):

@@ -35,12 +35,7 @@ public struct ParseDate: Hashable, Comparable, Sendable, CustomStringConvertible
     /// into the reply's bytes.
     public func appendQuotedISO(to output: inout [UInt8]) {
         let parts = self.parts
-        guard (0...9999).contains(parts.year) else {
-            output.append(UInt8(ascii: "\""))
-            output.append(contentsOf: iso.utf8)
-            output.append(UInt8(ascii: "\""))
-            return
-        }
+        guard (0...9999).contains(parts.year) else { return JSON.writeString(iso, to: &output) }
         let start = output.count
         output.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: 26))
         output.withUnsafeMutableBufferPointer { buffer in

@@ -153,16 +153,17 @@ import Testing
     /// The CPUs of each of the process's threads whose name starts with `name`, by thread id.
     private func threads(of pid: pid_t, named name: String) -> [String: Set<Int>] {
         var threads: [String: Set<Int>] = [:]
-        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
-            if comm.hasPrefix(name) { threads[task] = cpusAllowed(pid, thread: task) }
-        }
+        for (task, comm) in tasks(of: pid) where comm.hasPrefix(name) { threads[task] = cpusAllowed(pid, thread: task) }
         return threads
     }
 
-    private func threadNames(of pid: pid_t) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).map {
-            (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) ?? "?"
+    private func threadNames(of pid: pid_t) -> [String] { tasks(of: pid).map(\.name) }
+
+    /// Each thread of the process: its id and its name (`comm`).
+    private func tasks(of pid: pid_t) -> [(id: String, name: String)] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).map { task in
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return (task, comm.trimmingCharacters(in: .newlines))
         }
     }
 

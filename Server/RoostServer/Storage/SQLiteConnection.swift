@@ -12,7 +12,7 @@ final class SQLiteConnection {
     private var statements: [String: OpaquePointer] = [:]
     /// Set by writes that change sessions or roles; `Storage.write` invalidates the session cache after commit.
     var changedAuthentication = false
-    /// Set by writes that change a class schema; `Storage.write` invalidates the readers' `SchemaCache` after commit.
+    /// Set by `schemaChanged()`; `Storage.write` invalidates the readers' `SchemaCache` after commit.
     var changedSchema = false
     /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
     /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
@@ -22,6 +22,12 @@ final class SQLiteConnection {
     /// transaction's snapshot belongs to.
     var readerSchemas: (cache: SchemaCache, generation: UInt64)?
     let isReadOnly: Bool
+
+    /// Called by every write to `_schema`: the writer's cache starts over, the readers' after the commit.
+    func schemaChanged() {
+        schemaCache.removeAll()
+        changedSchema = true
+    }
     /// Client-shaped SQL varies; past this many cached statements the cache starts over.
     private static let statementCacheLimit = 256
 

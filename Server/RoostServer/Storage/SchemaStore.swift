@@ -30,8 +30,7 @@ enum SchemaStore {
     /// measured over 50 s of creates. Such tables from older data dirs keep working as they are.)
     static func create(_ className: String, fields: [String: FieldType], classLevelPermissions: JSON?,
                        in db: SQLiteConnection) throws -> ClassSchema {
-        db.schemaCache.removeAll()
-        db.changedSchema = true
+        db.schemaChanged()
         try db.execute(
             "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
             [.text(className), .text(encode(fields)), classLevelPermissions.map { .text($0.jsonText) } ?? .null])
@@ -52,8 +51,7 @@ enum SchemaStore {
 
     /// Stores the schema's fields, permissions and indexes.
     static func save(_ schema: ClassSchema, in db: SQLiteConnection) throws {
-        db.schemaCache.removeAll()
-        db.changedSchema = true
+        db.schemaChanged()
         try db.execute(
             "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
             [.text(encode(schema.fields)), schema.classLevelPermissions.map { .text($0.jsonText) } ?? .null,
@@ -62,8 +60,7 @@ enum SchemaStore {
 
     /// Forgets the class and drops its table.
     static func drop(_ schema: ClassSchema, in db: SQLiteConnection) throws {
-        db.schemaCache.removeAll()
-        db.changedSchema = true
+        db.schemaChanged()
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
         try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
         try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])

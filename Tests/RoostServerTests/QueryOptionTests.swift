@@ -130,6 +130,28 @@ import Testing
         #expect(deep.first?["name"] == nil)
     }
 
+    /// A `keys` entry made only of dots names no field: it is ignored, in finds, gets and batches alike.
+    /// (It split into no parts, and the include loop's range `1..<0` crashed the server.)
+    @Test func keysOfOnlyDotsAreIgnored() async throws {
+        let (server, ids) = try await rows()
+        for keys in [".", "..", "name,.", "a,..,name"] {
+            let found = try await server.request("GET", "/classes/Row", query: ["keys": keys, "where": #"{"name":"r2"}"#])
+            #expect(found.status == 200, "\(keys): \(found.text)")
+            let expected: Set<String> = keys.contains("name") ? ["objectId", "createdAt", "updatedAt", "name"]
+                : ["objectId", "createdAt", "updatedAt"]
+            #expect(keySet(found.json["results"]?.arrayValue?.first) == expected, "\(keys)")
+        }
+        let got = try await server.request("GET", "/classes/Row/\(ids[0])", query: ["keys": "."])
+        #expect(got.status == 200)
+        #expect(got.json["objectId"] == .string(ids[0]))
+        let batch = try await server.request("POST", "/batch", json: [
+            "requests": [["method": "GET", "path": "/parse/classes/Row", "body": ["keys": "."]]],
+        ])
+        #expect(batch.status == 200)
+        #expect(batch.json.arrayValue?.first?["success"]?["results"]?.arrayValue?.count == 5)
+        #expect(try await server.request("GET", "/health").status == 200)  // Still serving.
+    }
+
     @Test func excludeKeysDropsFields() async throws {
         let (server, ids) = try await rows()
         let results = try await server.queryResults("Row", ["excludeKeys": "secret,extra"])

@@ -58,8 +58,9 @@ struct QueryOptions {
                 // `a.b` selects `a` and includes it, as Parse does.
                 let paths = try list(value, name)
                 options.keys = Set(paths.compactMap { $0.split(separator: ".").first.map(String.init) })
-                for path in paths where path.contains(".") {
+                for path in paths {
                     let parts = path.split(separator: ".").map(String.init)
+                    guard parts.count > 1 else { continue }  // `a`, `a.` and `.` name no nested key.
                     options.include.append(Array(parts.dropLast()))
                     for depth in 1..<parts.count {
                         options.includeKeys[parts[..<depth].joined(separator: "."), default: []].insert(parts[depth])

@@ -91,6 +91,34 @@ import Testing
         }
     }
 
+    /// A request target over 16 KB (Node's header limit, past which Parse Server answers 431) or with 1,000
+    /// query parameters or more is answered 431 at once and does nothing. libmicrohttpd itself never answered
+    /// one whose parameters overflowed its per-connection memory (490 short ones did): the client waited 30 s
+    /// for its connection to be closed.
+    @Test func oversizedRequestTargetsAre431AtOnce() async throws {
+        let sentinel = try await Sentinel()
+        let server = sentinel.server
+        let manyParameters = String(repeating: "a=1&", count: 1_200)
+        let longValue = "q=" + String(repeating: "x", count: 17_000)
+        let mediumParameters = (0..<200).map { "a\($0)=" + String(repeating: "x", count: 100) }.joined(separator: "&")
+        for query in [manyParameters, longValue, mediumParameters] {
+            for method in ["GET", "POST", "PUT"] {
+                let connection = try RawConnection(port: server.port)
+                let body = #"{"title":"refused"}"#
+                let reply = try connection.exchange("\(method) /parse/classes/Keep?\(query) HTTP/1.1\r\nHost: roost\r\n"
+                    + "X-Parse-Application-Id: \(TestServer.applicationId)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                #expect(reply.head.hasPrefix("HTTP/1.1 431"), "\(method) \(query.prefix(20))…: \(reply.head)")
+                #expect(try JSONParser.parse(Array(reply.body.utf8)) == ["error": "request URI too large"])
+            }
+        }
+        try await sentinel.expectIntact()
+        // Under both limits: handled as usual (Parse refuses unknown query parameters with 102).
+        let fewer = try await server.request("GET", "/classes/Keep?" + String(repeating: "a=1&", count: 900))
+        expectError(fewer, 102, "Invalid parameter for query: a")
+        let long = try await server.request("GET", "/classes/Keep", query: ["where": #"{"title":""# + String(repeating: "y", count: 15_000) + #""}"#])
+        #expect(long.status == 200)
+    }
+
     @Test func nestingDeeperThan64Is107() async throws {
         let sentinel = try await Sentinel()
         // The body object is level 1, so 64 arrays inside it make 65 levels.

@@ -40,6 +40,18 @@ public final class HTTPServer: @unchecked Sendable {
     /// whose client was still sending: the client saw "connection reset", not the 413. Larger bodies,
     /// and bodies still held back by `Expect: 100-continue`, are answered at once.
     static let discardedBodyBytes = 1 << 20
+    /// Node's default header limit (Parse Server answers 431 past it), and the query parameters a request
+    /// may carry (Express's query parser reads 1,000): what the connection's memory pool is sized for.
+    static let maximumTargetBytes = 16 * 1024
+    static let maximumQueryParameters = 1_000
+
+    /// Whether libmicrohttpd can be handed this request target (path and query, as received).
+    static func acceptsTarget(_ target: UnsafeBufferPointer<UInt8>) -> Bool {
+        // A target of up to 2,000 bytes cannot hold more than 1,000 parameters: no need to count them.
+        guard target.count > 2 * maximumQueryParameters else { return true }
+        guard target.count <= maximumTargetBytes else { return false }
+        return target.lazy.filter { $0 == UInt8(ascii: "&") }.count < maximumQueryParameters
+    }
     /// Headers added to every response (CORS).
     let commonHeaders: [(String, String)]
     private let listenSocket: Int32
@@ -180,6 +192,8 @@ private final class RequestState {
     var request: HTTPRequest?
     var body: [UInt8] = []
     var bodyTooLarge = false
+    /// Answered 431 by `uriLogger` already: MHD may still parse what it read, but nothing is handled.
+    var isRefused = false
     /// Counted in `HTTPServer.activeRequests` until MHD has completed it and, when it was parked,
     /// `LaterReply.send(_:)` has returned: whichever of those `ends` comes last.
     var isActive = false
@@ -199,8 +213,16 @@ private final class RequestState {
 }
 
 /// MHD calls this first with the raw URI; the returned pointer becomes the request's `*con_cls`.
-private let uriLogger: roost_uri_log_callback = { _, uri, _ in
-    let state = RequestState(target: uri.map { String(cString: $0) } ?? "/")
+/// A target too large for libmicrohttpd to answer is refused here with a 431 (see `HTTPServer.acceptsTarget`).
+private let uriLogger: roost_uri_log_callback = { _, uri, connection in
+    guard let uri else { return Unmanaged.passRetained(RequestState(target: "/")).toOpaque() }
+    let length = strlen(uri)
+    let state = RequestState(target: String(cString: uri))
+    if !HTTPServer.acceptsTarget(UnsafeBufferPointer(start: UnsafeRawPointer(uri).assumingMemoryBound(to: UInt8.self), count: length)),
+       let connection {
+        roost_mhd_refuse_uri(connection)
+        state.isRefused = true
+    }
     return Unmanaged.passRetained(state).toOpaque()
 }
 
@@ -236,6 +258,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     guard let cls, let connection, let context, let pointer = context.pointee, let uploadDataSize else { return MHD_Result.NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
+    guard !state.isRefused else { return MHD_Result.NO }  // Already answered: close.
 
     if state.request == nil {
         let (path, query) = HTTPRequest.splitTarget(state.target)

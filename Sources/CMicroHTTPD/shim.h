@@ -107,8 +107,8 @@ static inline int roost_allowed_cpu(unsigned int index)
 
 /// Answers 431 straight on the connection's socket and shuts it down, for a request target too large to
 /// hand to libmicrohttpd (see ROOST_CONNECTION_MEMORY). Called before MHD parses the query, while it has
-/// written nothing on the connection; once the socket is shut down, MHD's own later writes fail and it
-/// closes the connection.
+/// written nothing on the connection. MHD closes the shut-down socket when it next reads it (at the latest
+/// at its connection timeout); the access handler answers nothing more for such a request.
 static inline void roost_mhd_refuse_uri(struct MHD_Connection *connection)
 {
     static const char reply[] =

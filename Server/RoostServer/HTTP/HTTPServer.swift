@@ -47,8 +47,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Whether libmicrohttpd can be handed this request target (path and query, as received).
     static func acceptsTarget(_ target: UnsafeBufferPointer<UInt8>) -> Bool {
-        // A target of up to 2,000 bytes cannot hold more than 1,000 parameters: no need to count them.
-        guard target.count > 2 * maximumQueryParameters else { return true }
+        // A target of up to 1,000 bytes cannot hold more than 1,000 parameters: no need to count them.
+        guard target.count > maximumQueryParameters else { return true }
         guard target.count <= maximumTargetBytes else { return false }
         return target.lazy.filter { $0 == UInt8(ascii: "&") }.count < maximumQueryParameters
     }
@@ -216,10 +216,9 @@ private final class RequestState {
 /// A target too large for libmicrohttpd to answer is refused here with a 431 (see `HTTPServer.acceptsTarget`).
 private let uriLogger: roost_uri_log_callback = { _, uri, connection in
     guard let uri else { return Unmanaged.passRetained(RequestState(target: "/")).toOpaque() }
-    let length = strlen(uri)
-    let state = RequestState(target: String(cString: uri))
-    if !HTTPServer.acceptsTarget(UnsafeBufferPointer(start: UnsafeRawPointer(uri).assumingMemoryBound(to: UInt8.self), count: length)),
-       let connection {
+    let target = UnsafeBufferPointer(start: UnsafeRawPointer(uri).assumingMemoryBound(to: UInt8.self), count: strlen(uri))
+    let state = RequestState(target: String(decoding: target, as: UTF8.self))
+    if !HTTPServer.acceptsTarget(target), let connection {
         roost_mhd_refuse_uri(connection)
         state.isRefused = true
     }

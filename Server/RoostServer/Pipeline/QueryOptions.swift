@@ -56,16 +56,18 @@ struct QueryOptions {
             case "count": options.wantsCount = isTruthy(value)
             case "keys":
                 // `a.b` selects `a` and includes it, as Parse does.
-                let paths = try list(value, name)
-                options.keys = Set(paths.compactMap { $0.split(separator: ".").first.map(String.init) })
-                for path in paths {
+                var selected = Set<String>()
+                for path in try list(value, name) {
                     let parts = path.split(separator: ".").map(String.init)
-                    guard parts.count > 1 else { continue }  // `a`, `a.` and `.` name no nested key.
+                    guard let first = parts.first else { continue }  // `.` names no field.
+                    selected.insert(first)
+                    guard parts.count > 1 else { continue }  // `a` and `a.` name no nested key.
                     options.include.append(Array(parts.dropLast()))
                     for depth in 1..<parts.count {
                         options.includeKeys[parts[..<depth].joined(separator: "."), default: []].insert(parts[depth])
                     }
                 }
+                options.keys = selected
             case "excludeKeys": options.excludeKeys = Set(try list(value, name))
             case "redirectClassNameForKey":
                 guard case .string(let key) = value else { throw ParseError(.invalidQuery, "redirectClassNameForKey must be a string") }

@@ -19,11 +19,12 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "CPCRE2", path: "Sources/CPCRE2"),
         .target(name: "RoostCore", path: "Sources/RoostCore"),
         .target(
             name: "RoostServer",
             dependencies: [
-                "RoostCore", "CMicroHTTPD", "COpenSSL", "CSQLite",
+                "RoostCore", "CMicroHTTPD", "COpenSSL", "CSQLite", "CPCRE2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -29,7 +29,7 @@ public final class RoostServer: @unchecked Sendable {
         self.logger = logger
         faults = FaultInjection(config)
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
-        storage = try Storage(path: config.dataDirectory + "/roost.sqlite")
+        storage = try Storage(path: config.dataDirectory + "/roost.sqlite", queryTimeout: config.queryTimeoutSeconds)
         files = try FileStore(dataDirectory: config.dataDirectory)
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
         SessionRoutes.register(in: &router)
@@ -50,7 +50,7 @@ public final class RoostServer: @unchecked Sendable {
     public func start() throws -> UInt16 {
         let server = try HTTPServer(
             host: config.host, port: config.port, threads: config.threads, pinThreads: config.pinThreads,
-            maxBodyBytes: config.maxBodyBytes, commonHeaders: CORS.headers
+            maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers
         ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server
         pruner = IdempotencyPruner(storage: storage)
@@ -59,6 +59,7 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Finishes requests in flight, stops listening and closes the database.
     public func stop() throws {
+        storage.interruptReads()  // Slow queries end now (124), so their requests finish and stop() need not wait.
         http?.stop()  // Waits for parked requests, which the write batcher and the password workers answer.
         http = nil
         writeBatcher.stop()

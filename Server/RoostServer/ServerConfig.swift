@@ -11,6 +11,10 @@ public struct ServerConfig: Sendable {
     public var restAPIKey: String?
     public var clientKey: String?
     public var maxBodyBytes = 20 * 1024 * 1024
+    /// Seconds one read (a query, a count, a get) may run before it stops with Parse's 124; 0 for no limit.
+    public var queryTimeoutSeconds = 5.0
+    /// Connection caps and the deadlines for sending a request.
+    public var connectionLimits = ConnectionLimits()
     public var allowClientClassCreation = true
     /// Addresses the master key is accepted from; elsewhere it is refused with 403 (Parse's
     /// `masterKeyIps`, localhost only by default).

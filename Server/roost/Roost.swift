@@ -42,6 +42,16 @@ struct Serve: ParsableCommand {
     @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
+    @Option(help: "Most open connections in all; more are refused with a 503 (env ROOST_MAX_CONNECTIONS, default 10000).")
+    var maxConnections: Int?
+    @Option(help: "Most open connections from one client address, an IPv6 /64 counting as one; 0 for no limit (env ROOST_MAX_CONNECTIONS_PER_IP, default 1024).")
+    var maxConnectionsPerIp: Int?
+    @Option(help: "Seconds a client has to send a request's headers, from connecting or from its previous answer (env ROOST_HEADERS_TIMEOUT, default 20).")
+    var headersTimeout: Int?
+    @Option(help: "Seconds a client has to send a whole request, headers and body (env ROOST_REQUEST_TIMEOUT, default 120).")
+    var requestTimeout: Int?
+    @Option(help: "Seconds one query may run before it is stopped with error 124; 0 for no limit (env ROOST_QUERY_TIMEOUT, default 5).")
+    var queryTimeout: Double?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
 
@@ -80,6 +90,21 @@ struct Serve: ParsableCommand {
         }
         if let value = setting(passwordIterations.map(String.init), "PASSWORD_ITERATIONS") {
             config.passwordHasher = PasswordHasher(iterations: try parse(value, "password-iterations", Int.init))
+        }
+        if let value = setting(maxConnections.map(String.init), "MAX_CONNECTIONS") {
+            config.connectionLimits.maxConnections = try parse(value, "max-connections", positive)
+        }
+        if let value = setting(maxConnectionsPerIp.map(String.init), "MAX_CONNECTIONS_PER_IP") {
+            config.connectionLimits.maxConnectionsPerAddress = try parse(value, "max-connections-per-ip") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
+        }
+        if let value = setting(headersTimeout.map(String.init), "HEADERS_TIMEOUT") {
+            config.connectionLimits.headersTimeoutSeconds = try parse(value, "headers-timeout", positive)
+        }
+        if let value = setting(requestTimeout.map(String.init), "REQUEST_TIMEOUT") {
+            config.connectionLimits.requestTimeoutSeconds = try parse(value, "request-timeout", positive)
+        }
+        if let value = setting(queryTimeout.map { String($0) }, "QUERY_TIMEOUT") {
+            config.queryTimeoutSeconds = try parse(value, "query-timeout") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
         }
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.
@@ -141,6 +166,9 @@ struct Serve: ParsableCommand {
         guard let value = convert(text) else { throw ValidationError("invalid value for \(name): \(text)") }
         return value
     }
+
+    /// A whole number above zero.
+    private func positive(_ text: String) -> Int? { Int(text).flatMap { $0 > 0 ? $0 : nil } }
 
     /// `/parse/` → `/parse`; the root mount `/` becomes "" so `mount + "/classes"` stays right.
     private func normalizedMount(_ path: String) -> String {

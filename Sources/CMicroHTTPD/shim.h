@@ -125,16 +125,22 @@ static inline void roost_mhd_refuse_uri(struct MHD_Connection *connection)
 }
 
 /// One daemon with one internal thread (epoll) and no listening socket of its own: connections
-/// reach it through `roost_accept_loop`. MHD_start_daemon is variadic, which Swift cannot call.
+/// reach it through `MHD_add_connection` from the server's acceptor thread. MHD_start_daemon is
+/// variadic, which Swift cannot call.
 /// See https://www.gnu.org/software/libmicrohttpd/manual/html_node/microhttpd_002dinit.html
+///
+/// `connection_limit` must stay above what the acceptor can ever hand one daemon: libmicrohttpd
+/// 0.9.75 (Debian 12's) leaves a mutex locked when an added connection meets the daemon's limit
+/// (`new_connection_process_`, fixed upstream after 0.9.76), and the daemon thread deadlocks.
 ///
 /// With `cpu` >= 0 the daemon's thread runs on that CPU only: it inherits the affinity of the
 /// thread that creates it, so the caller's is narrowed for the call and then restored.
 static inline struct MHD_Daemon *roost_mhd_start_worker(
-    unsigned int connection_timeout, int cpu,
+    unsigned int connection_timeout, unsigned int connection_limit, int cpu,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     roost_uri_log_callback uri_logger, void *uri_logger_cls,
-    MHD_RequestCompletedCallback completed, void *completed_cls)
+    MHD_RequestCompletedCallback completed, void *completed_cls,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls)
 {
     roost_cpu_mask saved;
     int pinned = 0;
@@ -149,52 +155,45 @@ static inline struct MHD_Daemon *roost_mhd_start_worker(
     struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, handler, handler_cls,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ROOST_CONNECTION_MEMORY,
         MHD_OPTION_URI_LOG_CALLBACK, uri_logger, uri_logger_cls,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
         MHD_OPTION_END);
     if (pinned) roost_set_affinity(&saved);  // Widening back to a mask it had cannot fail.
     return daemon;
 }
 
-/// Accepts connections on `listen_fd` until it is shut down, giving each to the daemon that has
-/// the fewest (ties rotate).
-///
-/// Why not MHD's own thread pool: its threads all wait on the listening socket, and a burst of
-/// new connections lands on whichever wakes first. Measured with wrk's 16 connections on 4
-/// threads: often 2 threads served all of them while 2 idled, which cost throughput and p99.
-static inline void roost_accept_loop(int listen_fd, struct MHD_Daemon *const *daemons, unsigned int count)
+/// The connection's socket (-1 when unknown). MHD_get_connection_info is variadic.
+static inline int roost_mhd_connection_fd(struct MHD_Connection *connection)
 {
-    unsigned int next = 0;
-    for (;;) {
-        struct sockaddr_storage address;
-        socklen_t length = sizeof address;
-        int client = accept(listen_fd, (struct sockaddr *)&address, &length);
-        if (client < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                usleep(10000);  // Out of descriptors or memory: wait for connections to close.
-                continue;
-            }
-            return;  // Shut down (EINVAL) or closed.
-        }
-        fcntl(client, F_SETFD, FD_CLOEXEC);
-        fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK);
-        unsigned int chosen = next;
-        unsigned int fewest = UINT_MAX;
-        for (unsigned int i = 0; i < count; i++) {
-            unsigned int candidate = (next + i) % count;
-            const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemons[candidate], MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-            unsigned int connections = info == NULL ? 0 : info->num_connections;
-            if (connections < fewest) {
-                fewest = connections;
-                chosen = candidate;
-            }
-        }
-        next = (chosen + 1) % count;
-        // MHD owns the socket from here, and closes it itself if it cannot take it.
-        MHD_add_connection(daemons[chosen], client, (const struct sockaddr *)&address, length);
-    }
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// accept(2) of a non-blocking, close-on-exec socket (accept4 needs _GNU_SOURCE, see roost_cpu_mask).
+static inline int roost_accept_nonblocking(int listen_fd, struct sockaddr *address, socklen_t *length)
+{
+    int client = accept(listen_fd, address, length);
+    if (client < 0) return client;
+    fcntl(client, F_SETFD, FD_CLOEXEC);
+    fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK);
+    return client;
+}
+
+/// The peer's address as libmicrohttpd keeps it (NULL when unknown).
+static inline const struct sockaddr *roost_mhd_client_sockaddr(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
+/// What the connection-notify callback stored for the connection (NULL when nothing).
+static inline void *roost_mhd_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
 }
 
 /// The peer's numeric IP address into `buffer` (empty when unknown). MHD_get_connection_info is variadic.

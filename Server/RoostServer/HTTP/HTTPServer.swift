@@ -19,8 +19,9 @@ public enum HTTPServerError: Error, CustomStringConvertible {
 /// `HTTPRequest` per request and writes back the `HTTPResponse` the handler returns.
 ///
 /// One acceptor thread hands each new connection to the least busy of `threads` single-threaded
-/// MHD daemons (epoll); a daemon's thread calls the handler synchronously, so it must be
-/// thread-safe. See https://www.gnu.org/software/libmicrohttpd/manual/
+/// MHD daemons (epoll), within the `ConnectionLimits` that `ConnectionGate` keeps; a daemon's thread
+/// calls the handler synchronously, so it must be thread-safe. Clients late with a request are ended by
+/// the `DeadlineWatcher`. See https://www.gnu.org/software/libmicrohttpd/manual/
 ///
 /// A handler may instead park the request (`LaterReply`) and answer it from another thread: the
 /// daemon's thread goes on serving its other connections meanwhile.
@@ -54,12 +55,17 @@ public final class HTTPServer: @unchecked Sendable {
     }
     /// Headers added to every response (CORS).
     let commonHeaders: [(String, String)]
+    let limits: ConnectionLimits
     private let listenSocket: Int32
     private let daemons: UnsafeMutableBufferPointer<OpaquePointer?>
+    /// What each daemon's connection-notify callback is given: the server and the daemon's index.
+    private var daemonSlots: [DaemonSlot] = []
+    fileprivate let gate: ConnectionGate
+    fileprivate let watcher: DeadlineWatcher
     private let acceptorFinished = DispatchSemaphore(value: 0)
     private struct DaemonList: @unchecked Sendable {
         let daemons: UnsafePointer<OpaquePointer?>
-        let count: UInt32
+        let count: Int
     }
     private let stopLock = NSLock()
     private var isStopped = false
@@ -74,19 +80,33 @@ public final class HTTPServer: @unchecked Sendable {
     /// Starts listening at once.
     /// - Throws: `HTTPServerError.cannotStart` when the address does not parse or cannot be bound.
     public init(host: String, port: UInt16, threads: Int, pinThreads: Bool, maxBodyBytes: Int,
+                limits: ConnectionLimits = ConnectionLimits(),
                 commonHeaders: [(String, String)], handler: @escaping Handler) throws {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.commonHeaders = commonHeaders
+        var limits = limits
+        limits.maxConnections = min(limits.maxConnections, Self.raiseDescriptorLimit() - Self.reservedDescriptors)
+        self.limits = limits
+        let daemonCount = max(threads, 1)
+        gate = ConnectionGate(limits: limits, daemons: daemonCount)
+        watcher = DeadlineWatcher(daemons: daemonCount)
         listenSocket = roost_listen(host, port, 1024)
         guard listenSocket >= 0 else { throw HTTPServerError.cannotStart(host: host, port: port) }
         self.port = roost_bound_port(listenSocket)
-        daemons = .allocate(capacity: max(threads, 1))
+        daemons = .allocate(capacity: daemonCount)
         daemons.initialize(repeating: nil)
         let me = Unmanaged.passUnretained(self).toOpaque()
+        daemonSlots = (0..<daemonCount).map { DaemonSlot(server: self, index: $0) }
+        // The gate never hands one daemon more than `maxConnections`, so MHD's own limit (whose refusal
+        // deadlocks 0.9.75, see shim.h) is never met.
+        let mhdLimit = UInt32(clamping: limits.maxConnections + 16)
         for index in daemons.indices {
             let cpu = pinThreads ? roost_allowed_cpu(UInt32(index)) : -1
-            daemons[index] = roost_mhd_start_worker(30, cpu, accessHandler, me, uriLogger, nil, requestCompleted, me)
+            let slot = Unmanaged.passUnretained(daemonSlots[index]).toOpaque()
+            daemons[index] = roost_mhd_start_worker(
+                UInt32(clamping: limits.idleTimeoutSeconds), mhdLimit, cpu, accessHandler, me, uriLogger, nil,
+                requestCompleted, me, connectionNotified, slot)
         }
         guard daemons.allSatisfy({ $0 != nil }) else {
             stopDaemons()
@@ -96,14 +116,80 @@ public final class HTTPServer: @unchecked Sendable {
         }
         // The acceptor must not retain `self` (deinit stops it), so it gets the daemon list as is;
         // `stop()` waits for it to finish before the list goes away.
-        let daemonList = DaemonList(daemons: UnsafePointer(daemons.baseAddress!), count: UInt32(daemons.count))
-        let acceptor = Thread { [listenSocket, acceptorFinished] in
+        let daemonList = DaemonList(daemons: UnsafePointer(daemons.baseAddress!), count: daemons.count)
+        let acceptor = Thread { [listenSocket, acceptorFinished, gate] in
             nameCurrentThread("roost-accept")
-            roost_accept_loop(listenSocket, daemonList.daemons, daemonList.count)
+            Self.acceptConnections(on: listenSocket, into: daemonList, through: gate)
             acceptorFinished.signal()
         }
         acceptor.start()
+        watcher.start()
     }
+
+    /// Descriptors kept back from connections for the database, uploaded files and webhook calls.
+    static let reservedDescriptors = 256
+
+    /// Raises the soft limit on open descriptors to the hard one (as Go's runtime does) and returns it.
+    private static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Accepts connections until the listening socket is shut down, giving each to the daemon `gate`
+    /// picks, or refusing it with a 503 when a limit is reached.
+    ///
+    /// Why not MHD's own thread pool: its threads all wait on the listening socket, and a burst of
+    /// new connections lands on whichever wakes first. Measured with wrk's 16 connections on 4
+    /// threads: often 2 threads served all of them while 2 idled, which cost throughput and p99.
+    private static func acceptConnections(on listenSocket: Int32, into daemons: DaemonList, through gate: ConnectionGate) {
+        var storage = sockaddr_storage()
+        while true {
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { roost_accept_nonblocking(listenSocket, $0, &length) }
+            }
+            if client < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: usleep(10_000); continue  // Wait for connections to close.
+                default: return  // Shut down (EINVAL) or closed.
+                }
+            }
+            withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    let counted = ConnectionGate.Address(address)
+                    guard let daemon = gate.admit(counted) else {
+                        refuse(client)
+                        return
+                    }
+                    // MHD owns the socket from here, and closes it itself if it cannot take it.
+                    if MHD_add_connection(daemons.daemons[daemon], client, address, length) != MHD_Result.YES {
+                        gate.release(counted, daemon: daemon)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Answers 503 on a connection over the limits before anything is read, and closes it.
+    private static func refuse(_ socket: Int32) {
+        refusal.withUnsafeBytes { _ = Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        close(socket)
+    }
+
+    private static let refusal = Array((
+        "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n"
+        + "Content-Type: application/json; charset=utf-8\r\nContent-Length: 32\r\n\r\n"
+        + "{\"error\":\"too many connections\"}").utf8)
+
+    /// Open connections (accepted and not yet closed).
+    public var openConnections: Int { gate.openConnections }
 
     /// Stops accepting connections, lets requests in progress finish, then closes every connection.
     public func stop() {
@@ -120,6 +206,7 @@ public final class HTTPServer: @unchecked Sendable {
         draining.store(true, ordering: .sequentiallyConsistent)
         while activeRequests.load(ordering: .sequentiallyConsistent) > 0 { usleep(1000) }
         stopDaemons()
+        watcher.stop()
     }
 
     /// Counts a request about to be handled; false once `stop()` has begun (then close it unanswered).
@@ -186,9 +273,48 @@ public struct LaterReply: @unchecked Sendable {
     }
 }
 
+/// What a daemon's connection-notify callback is given.
+private final class DaemonSlot {
+    unowned let server: HTTPServer
+    let index: Int
+
+    init(server: HTTPServer, index: Int) {
+        self.server = server
+        self.index = index
+    }
+}
+
+/// MHD calls this on the daemon's thread when it starts serving a connection and when it has closed it
+/// (before closing the socket): the connection is timed from the first call and counted until the second.
+private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socketContext, event in
+    guard let cls, let connection, let socketContext else { return }
+    let slot = Unmanaged<DaemonSlot>.fromOpaque(cls).takeUnretainedValue()
+    let server = slot.server
+    switch event {
+    case MHD_ConnectionNotificationCode(rawValue: 0):  // MHD_CONNECTION_NOTIFY_STARTED
+        let address = roost_mhd_client_sockaddr(connection).flatMap { ConnectionGate.Address($0) }
+        let open = OpenConnection(socket: roost_mhd_connection_fd(connection), address: address, daemon: slot.index)
+        let now = OpenConnection.now()
+        open.requestSince.store(now, ordering: .relaxed)
+        open.owe(by: now + UInt64(server.limits.headersTimeoutSeconds) * 1000)
+        _ = server.watcher.connections[slot.index].open.withLock { $0[ObjectIdentifier(open)] = open }
+        socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
+    case MHD_ConnectionNotificationCode(rawValue: 1):  // MHD_CONNECTION_NOTIFY_CLOSED
+        guard let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let open = Unmanaged<OpenConnection>.fromOpaque(pointer).takeRetainedValue()
+        _ = server.watcher.connections[slot.index].open.withLock { $0.removeValue(forKey: ObjectIdentifier(open)) }
+        server.gate.release(open.address, daemon: open.daemon)
+    default:
+        break
+    }
+}
+
 /// Everything MHD's several calls for one request accumulate; lives behind `*con_cls`.
 private final class RequestState {
     let target: String
+    /// The request's connection (nil only if MHD did not report it).
+    var connection: OpenConnection?
     var request: HTTPRequest?
     var body: [UInt8] = []
     var bodyTooLarge = false
@@ -218,6 +344,10 @@ private let uriLogger: roost_uri_log_callback = { _, uri, connection in
     guard let uri else { return Unmanaged.passRetained(RequestState(target: "/")).toOpaque() }
     let target = UnsafeBufferPointer(start: UnsafeRawPointer(uri).assumingMemoryBound(to: UInt8.self), count: strlen(uri))
     let state = RequestState(target: String(decoding: target, as: UTF8.self))
+    if let connection, let open = roost_mhd_socket_context(connection) {
+        state.connection = Unmanaged<OpenConnection>.fromOpaque(open).takeUnretainedValue()
+        state.connection?.requestLineSeen.store(true, ordering: .releasing)
+    }
     if !HTTPServer.acceptsTarget(target), let connection {
         roost_mhd_refuse_uri(connection)
         state.isRefused = true
@@ -227,10 +357,17 @@ private let uriLogger: roost_uri_log_callback = { _, uri, connection in
 
 /// Releases the per-request state once MHD is done with the request (answered, or its connection closed).
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, _ in
-    guard let context, let pointer = context.pointee else { return }
+    guard let context, let pointer = context.pointee, let cls else { return }
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
-    if state.takeUnretainedValue().isActive, let cls {
-        state.takeUnretainedValue().ended(Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue())
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    if let open = state.takeUnretainedValue().connection {  // The next request's headers are owed from now.
+        let now = OpenConnection.now()
+        open.requestLineSeen.store(false, ordering: .releasing)
+        open.requestSince.store(now, ordering: .relaxed)
+        open.owe(by: now + UInt64(server.limits.headersTimeoutSeconds) * 1000)
+    }
+    if state.takeUnretainedValue().isActive {
+        state.takeUnretainedValue().ended(server)
     }
     state.release()
     context.pointee = nil
@@ -260,6 +397,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     guard !state.isRefused else { return MHD_Result.NO }  // Already answered: close.
 
     if state.request == nil {
+        // The headers are in: the rest of the request is owed by the request deadline.
+        if let open = state.connection {
+            let since = open.requestSince.load(ordering: .relaxed)
+            guard open.owe(by: since + UInt64(server.limits.requestTimeoutSeconds) * 1000) else { return MHD_Result.NO }
+        }
         let (path, query) = HTTPRequest.splitTarget(state.target)
         state.request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query)
         state.request?.headers.reserveCapacity(16)
@@ -274,7 +416,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
                 return MHD_Result.YES
             }
             state.request?.bodyTooLarge = true
-            guard server.beginRequest(state) else { return MHD_Result.NO }
+            guard state.connection?.owe(by: 0) ?? true, server.beginRequest(state) else { return MHD_Result.NO }
             return server.send(server.handler(state.request!, nil) ?? HTTPResponse(status: 500), on: connection)
         }
         return MHD_Result.YES
@@ -300,6 +442,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         state.laterAnswer = nil
         return server.send(answer(), on: connection)
     }
+    // The whole request is in: nothing more is owed (false: the deadline watcher has just ended it).
+    guard state.connection?.owe(by: 0) ?? true else { return MHD_Result.NO }
     guard server.beginRequest(state) else { return MHD_Result.NO }  // Stopping: closed unanswered.
     var request = state.request!
     request.body = state.body

@@ -26,6 +26,11 @@ final class ReaderPool: @unchecked Sendable {
         return reader
     }
 
+    /// Stops every read in progress, and any later one (shutdown). Callable from any thread.
+    func interruptAll() {
+        lock.withLock { for reader in all { reader.interrupt() } }
+    }
+
     /// Closes every connection. Call only once no thread reads any more (after the HTTP server stopped).
     func close() {
         lock.withLock { all.removeAll() }

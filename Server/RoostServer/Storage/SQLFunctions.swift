@@ -9,8 +9,8 @@ import RoostCore
 /// - `roost_text_score(value, term, language, flags)`: a `$text` relevance, 0 for no match (flags: 1 case, 2 diacritics sensitive).
 /// See https://sqlite.org/c3ref/create_function.html
 enum SQLFunctions {
-    static func register(on handle: OpaquePointer) {
-        let cache = Unmanaged.passRetained(RegexCache()).toOpaque()
+    static func register(on handle: OpaquePointer, budget: QueryBudget) {
+        let cache = Unmanaged.passRetained(RegexCache(budget: budget)).toOpaque()
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
         sqlite3_create_function_v2(handle, "roost_regexp", 3, flags, cache, regexp, nil, nil, releaseCache)
         sqlite3_create_function_v2(handle, "roost_geo_distance", 4, flags, nil, geoDistance, nil, nil, nil)
@@ -56,15 +56,15 @@ private let textScore: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoint
 
 /// Compiled patterns of one connection (used by one thread at a time, like the connection).
 private final class RegexCache {
-    var compiled: [String: Regex<AnyRegexOutput>] = [:]
+    let budget: QueryBudget
+    var compiled: [String: CompiledRegex] = [:]
 
-    func regex(_ pattern: String, options: String) -> Regex<AnyRegexOutput>? {
+    init(budget: QueryBudget) { self.budget = budget }
+
+    func regex(_ pattern: String, options: String) -> CompiledRegex? {
         let key = options + "/" + pattern
         if let cached = compiled[key] { return cached }
-        guard var regex = try? Regex(options.contains("x") ? "(?x)" + pattern : pattern) else { return nil }
-        if options.contains("i") { regex = regex.ignoresCase() }
-        if options.contains("m") { regex = regex.anchorsMatchLineEndings() }
-        if options.contains("s") { regex = regex.dotMatchesNewlines() }
+        guard let regex = CompiledRegex(pattern: pattern, options: options) else { return nil }
         if compiled.count > 500 { compiled.removeAll() }
         compiled[key] = regex
         return regex
@@ -87,16 +87,28 @@ private func number(_ value: OpaquePointer?) -> Double? {
     return sqlite3_value_double(value)
 }
 
+/// Each call may take a while (see `CompiledRegex`), so each asks the query's budget first: the progress
+/// handler alone runs only between SQLite's own steps.
 private let regexp: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
     guard let arguments, let cachePointer = sqlite3_user_data(context) else { return }
     let cache = Unmanaged<RegexCache>.fromOpaque(cachePointer).takeUnretainedValue()
-    guard let subject = text(arguments[0]), let pattern = text(arguments[1]),
-        let regex = cache.regex(pattern, options: text(arguments[2]) ?? "")
+    guard !cache.budget.isExhausted else {
+        sqlite3_result_error_code(context, SQLITE_INTERRUPT)
+        return
+    }
+    guard let value = arguments[0], sqlite3_value_type(value) == SQLITE_TEXT, let bytes = sqlite3_value_text(value),
+        let pattern = text(arguments[1]), let regex = cache.regex(pattern, options: text(arguments[2]) ?? "")
     else {
         sqlite3_result_int(context, 0)
         return
     }
-    sqlite3_result_int(context, subject.contains(regex) ? 1 : 0)
+    switch regex.matches(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value)))) {
+    case .match: sqlite3_result_int(context, 1)
+    case .noMatch: sqlite3_result_int(context, 0)
+    case .tooExpensive:
+        cache.budget.regexGaveUp = true
+        sqlite3_result_error_code(context, SQLITE_INTERRUPT)
+    }
 }
 
 private let geoDistance: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in

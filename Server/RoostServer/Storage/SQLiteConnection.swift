@@ -22,6 +22,8 @@ final class SQLiteConnection {
     /// transaction's snapshot belongs to.
     var readerSchemas: (cache: SchemaCache, generation: UInt64)?
     let isReadOnly: Bool
+    /// How long statements may run (read connections are timed; see `Storage.read`).
+    let budget = QueryBudget()
 
     /// Called by every write to `_schema`: the writer's cache starts over, the readers' after the commit.
     func schemaChanged() {
@@ -45,11 +47,18 @@ final class SQLiteConnection {
         handle = connection
         isReadOnly = readOnly
         sqlite3_extended_result_codes(handle, 1)
-        SQLFunctions.register(on: handle)
+        SQLFunctions.register(on: handle, budget: budget)
+        if readOnly { budget.install(on: handle) }
         sqlite3_busy_timeout(handle, 10_000)
         // Readers keep a smaller page cache: there is one per HTTP worker thread.
         let pragmaStatus = sqlite3_exec(handle, readOnly ? pragmas + "PRAGMA cache_size = -2000;" : pragmas, nil, nil, nil)
         guard pragmaStatus == SQLITE_OK else { throw error(pragmaStatus) }
+    }
+
+    /// Stops whatever this connection runs now and later (shutdown). Callable from any thread.
+    func interrupt() {
+        budget.stop()
+        sqlite3_interrupt(handle)
     }
 
     deinit {

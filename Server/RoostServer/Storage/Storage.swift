@@ -1,5 +1,6 @@
 import CSQLite
 import GRDB
+import RoostCore
 
 /// Errors of the storage layer that are not the client's fault.
 public enum StorageError: Error, CustomStringConvertible {
@@ -33,13 +34,18 @@ public final class Storage: Sendable {
         PRAGMA cache_size = -4000;
         """
 
+    /// How long one read may run before it stops with Parse's 124 (0: no limit).
+    let queryTimeoutMilliseconds: UInt64
+
     /// Opens (creating if needed) the database file at `path` and brings its tables up to date.
-    public convenience init(path: String) throws {
-        try self.init(path: path, walCatchUpFrames: Checkpointer.defaultCatchUpFrames)
+    /// - Parameter queryTimeout: seconds one read may run (0: no limit).
+    public convenience init(path: String, queryTimeout: Double = 5) throws {
+        try self.init(path: path, walCatchUpFrames: Checkpointer.defaultCatchUpFrames, queryTimeout: queryTimeout)
     }
 
     /// - Parameter walCatchUpFrames: WAL size (in pages) past which the writer completes a checkpoint; see `Checkpointer`.
-    init(path: String, walCatchUpFrames: Int64) throws {
+    init(path: String, walCatchUpFrames: Int64, queryTimeout: Double = 5) throws {
+        queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
         _ = Storage.configureSQLite
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -202,14 +208,29 @@ public final class Storage: Sendable {
         return result
     }
 
-    /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit.
+    /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit, within
+    /// the query time limit: past it, or at shutdown, it stops and throws Parse's 124.
     func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
         let reader = try readers.reader()
         // Noted before the snapshot begins (the first statement after the deferred BEGIN).
         reader.readerSchemas = (schemas, schemas.currentGeneration)
-        defer { reader.readerSchemas = nil }
-        return try reader.inTransaction { try body(reader) }
+        let timed = reader.budget.begin(milliseconds: queryTimeoutMilliseconds)
+        defer {
+            reader.readerSchemas = nil
+            if timed { reader.budget.end() }
+        }
+        do {
+            return try reader.inTransaction { try body(reader) }
+        } catch let error as SQLiteError where error.code & 0xff == SQLITE_INTERRUPT {
+            if reader.budget.regexGaveUp {
+                throw ParseError(.timeout, "$regex took too long: the pattern backtracks too much on a stored value")
+            }
+            throw ParseError(.timeout, "The query took longer than the time limit (--query-timeout)")
+        }
     }
+
+    /// Stops every read in progress and any later one (shutdown: nothing waits for a slow query).
+    func interruptReads() { readers.interruptAll() }
 
     /// Checkpoints the WAL into the database file and closes every connection. No request may be running.
     public func close() throws {

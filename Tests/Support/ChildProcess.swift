@@ -56,10 +56,15 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Sends SIGTERM and waits; returns the exit code (128 + signal when killed by one).
+    /// Sends SIGTERM and waits; returns the exit code (128 + signal when killed by one). A process still
+    /// running after `grace` seconds gets SIGKILL (then 137), so a server that hangs fails its test
+    /// instead of hanging the whole run.
     @discardableResult
-    public func terminate() -> Int32 {
+    public func terminate(grace: Double = 60) -> Int32 {
         if isRunning { Glibc.kill(pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(grace)
+        while isRunning, Date() < deadline { usleep(20_000) }
+        if isRunning { Glibc.kill(pid, SIGKILL) }
         return waitUntilExit()
     }
 

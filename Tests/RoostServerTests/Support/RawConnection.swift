@@ -12,9 +12,23 @@ final class RawConnection {
         let description: String
     }
 
-    init(port: Int) throws {
+    /// - Parameter source: the local address to connect from (any of 127.0.0.0/8 reaches the server on
+    ///   loopback; a second one is a second client address, for the per-address connection limit).
+    init(port: Int, from source: String? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(socket)
+                throw Failure(description: "bind \(source): errno \(errno)")
+            }
+        }
         var timeout = timeval(tv_sec: 60, tv_usec: 0)  // A missing answer fails the test instead of hanging it.
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -52,6 +66,22 @@ final class RawConnection {
     var hasAnswer: Bool {
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 0) > 0
+    }
+
+    /// Waits up to `seconds` for the server to end the connection; returns what it sent before closing
+    /// (nil when it is still open at the end).
+    func waitForClose(within seconds: Double) -> String? {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 50) > 0 else { continue }
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { return String(decoding: received, as: UTF8.self) }
+            received += buffer[..<count]
+        }
+        return nil
     }
 
     /// Reads one response: its head and its body (up to its Content-Length).

@@ -42,6 +42,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
+    @Option(help: "Comma-separated file extensions clients may upload: * or regular expressions (env ROOST_FILE_EXTENSIONS, default all but HTML, SVG and XML).")
+    var fileExtensions: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
 
@@ -80,6 +82,9 @@ struct Serve: ParsableCommand {
         }
         if let value = setting(passwordIterations.map(String.init), "PASSWORD_ITERATIONS") {
             config.passwordHasher = PasswordHasher(iterations: try parse(value, "password-iterations", Int.init))
+        }
+        if let value = setting(fileExtensions, "FILE_EXTENSIONS") {
+            config.fileExtensions = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.

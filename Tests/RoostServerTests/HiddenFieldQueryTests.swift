@@ -158,4 +158,28 @@ import Testing
         #expect(try await find(f, "/classes/Doc", ["where": ["title": "t"]]).json["results"]?.arrayValue?.count == 1)
         #expect(try await find(f, "/classes/Doc", ["where": ["secret": "s3cr3t"]], master: true).json["results"]?.arrayValue?.count == 1)
     }
+
+    @Test func rolesAndSessionsHoldToTheSameRules() async throws {
+        let f = try await fixture()
+        let api = f.api
+        let role = try await api.send("POST", "/roles", json: ["name": "Staff", "ACL": ["*": ["read": true]], "note": "door code 1234"],
+                                      master: true)
+        #expect(role.status == 201, "\(role.text)")
+        let clp = try await api.send("PUT", "/schemas/_Role", json: ["classLevelPermissions": ["protectedFields": ["*": ["note"]]]], master: true)
+        #expect(clp.status == 200, "\(clp.text)")
+        let refusal = "This user is not allowed to query note on class _Role"
+        expectError(try await find(f, "/roles", ["where": ["note": ["$regex": "1234"]]], token: f.bob.token), 119, refusal)
+        expectError(try await find(f, "/classes/_Role", ["order": "note"]), 119, refusal)
+        expectError(try await find(f, "/classes/Post", ["where": ["title": ["$select": ["query": ["className": "_Role"], "key": "note"]]]]), 119, refusal)
+        #expect(try await find(f, "/roles", ["where": ["name": "Staff"]], token: f.bob.token).json["results"]?.arrayValue?.first?["note"] == nil)
+
+        // Sessions: a user queries only their own, and a subquery from another class finds none of anyone's.
+        let others = try await find(f, "/sessions", ["where": ["user": pointer("_User", f.ann.id)]], token: f.bob.token)
+        #expect(others.status == 200 && others.json["results"]?.arrayValue?.isEmpty == true, "\(others.text)")
+        let sub: JSON = ["className": "_Session", "where": ["user": pointer("_User", f.ann.id)]]
+        for probe: JSON in [["author": ["$select": ["query": sub, "key": "user"]]], ["objectId": ["$inQuery": sub]]] {
+            let response = try await find(f, "/classes/Post", ["where": probe], token: f.bob.token)
+            #expect(response.status != 200 || response.json["results"]?.arrayValue?.isEmpty == true, "\(probe.jsonText): \(response.text)")
+        }
+    }
 }

@@ -14,6 +14,7 @@ public final class RoostServer: @unchecked Sendable {
     public let config: ServerConfig
     let storage: Storage
     let files: FileStore
+    let fileExtensions: FileExtensionPolicy
     let logger: Logger
     private var router = Router()
     private var http: HTTPServer?
@@ -31,6 +32,7 @@ public final class RoostServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         storage = try Storage(path: config.dataDirectory + "/roost.sqlite", queryTimeout: config.queryTimeoutSeconds)
         files = try FileStore(dataDirectory: config.dataDirectory)
+        fileExtensions = try FileExtensionPolicy(config.fileExtensions)
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
         SessionRoutes.register(in: &router)
         RoleRoutes.register(in: &router)

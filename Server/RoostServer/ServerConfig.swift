@@ -46,6 +46,9 @@ public struct ServerConfig: Sendable {
     public var failStatus = 503
     /// Sent to webhooks as `X-Parse-Webhook-Key`, so they can tell Roost's calls from others (Parse's `webhookKey`).
     public var webhookKey: String?
+    /// The file extensions clients may upload: `*` or regular expressions (Parse's `fileUpload.fileExtensions`);
+    /// by default everything but HTML, SVG and XML.
+    public var fileExtensions = FileExtensionPolicy.defaultPatterns
     /// Requests per `/batch`.
     public var maxBatchSize = 50
 

@@ -52,6 +52,8 @@ struct Serve: ParsableCommand {
     var requestTimeout: Int?
     @Option(help: "Seconds one query may run before it is stopped with error 124; 0 for no limit (env ROOST_QUERY_TIMEOUT, default 5).")
     var queryTimeout: Double?
+    @Option(help: "Comma-separated file extensions clients may upload: * or regular expressions (env ROOST_FILE_EXTENSIONS, default all but HTML, SVG and XML).")
+    var fileExtensions: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
 
@@ -105,6 +107,9 @@ struct Serve: ParsableCommand {
         }
         if let value = setting(queryTimeout.map { String($0) }, "QUERY_TIMEOUT") {
             config.queryTimeoutSeconds = try parse(value, "query-timeout") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+        }
+        if let value = setting(fileExtensions, "FILE_EXTENSIONS") {
+            config.fileExtensions = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.

@@ -35,7 +35,8 @@ enum ClassPermissions {
         let userFieldsKey = operation.isRead ? "readUserFields" : "writeUserFields"
         let fields = (entry["pointerFields"]?.arrayValue ?? []) + (permissions[userFieldsKey]?.arrayValue ?? [])
         let names = fields.compactMap(\.stringValue)
-        if !names.isEmpty, context.user != nil, operation != .create, operation != .addField {
+        // Reads without a user find nothing this way (Parse's `addPointerPermissions` drops the query).
+        if !names.isEmpty, context.user != nil || operation.isRead, operation != .create, operation != .addField {
             return .ownedThrough(names)
         }
         throw ParseError(.operationForbidden, "Permission denied for action \(operation.rawValue) on class \(schema!.className).")
@@ -43,7 +44,8 @@ enum ClassPermissions {
 
     /// The query constraint that keeps a `.ownedThrough` grant to the caller's objects.
     static func constraint(for grant: Grant, context: RequestContext) -> QueryConstraint? {
-        guard case .ownedThrough(let fields) = grant, let user = context.user else { return nil }
+        guard case .ownedThrough(let fields) = grant else { return nil }
+        guard let user = context.user else { return .or([]) }  // Matches nothing.
         let pointer = WireValue.pointer(UserStore.className, user.id)
         return .or(fields.map { .field($0, .equalTo(pointer)) })
     }

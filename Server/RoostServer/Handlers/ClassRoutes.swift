@@ -78,8 +78,9 @@ enum ClassRoutes {
 
     private static func find(_ className: String, options: QueryOptions, context: RequestContext) throws -> APIResponse {
         var options = options
+        let access = QueryAccess(context: context)
         options.find.readableBy = context.aclSubjects
-        options.find.authorizeSubquery = { schema in _ = try ClassPermissions.check(.find, schema, context: context) }
+        options.find.authorizeSubquery = access.subqueryAuthorizer
         return try context.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
@@ -87,11 +88,7 @@ enum ClassRoutes {
                 if options.wantsCount { body["count"] = 0 }
                 return APIResponse(body: .object(body))
             }
-            let operation: ClassPermissions.Operation = options.wantsCount && options.find.limit == 0 ? .count : .find
-            let grant = try ClassPermissions.check(operation, schema, context: context)
-            if let owned = ClassPermissions.constraint(for: grant, context: context) {
-                options.find.constraint = .and([options.find.constraint, owned])
-            }
+            try restrict(&options, access, in: schema)
             let protected = ClassPermissions.protectedFields(schema, context: context)
             options.keepRelationMarkers(of: schema)
             guard className == UserStore.className else {
@@ -105,6 +102,19 @@ enum ClassRoutes {
                 return try visible.render(row)
             }
         }
+    }
+
+    /// Checks the query against the caller's permissions and narrows it to what they grant. As Parse:
+    /// the results are a `get` when `where` is exactly one objectId, else a `find`, and are not looked for
+    /// (nor checked) with `limit=0`; the count is a `count`, whatever the limit.
+    private static func restrict(_ options: inout QueryOptions, _ access: QueryAccess, in schema: ClassSchema) throws {
+        let constraint = options.find.constraint
+        try access.checkQueryable(constraint, in: schema)
+        try access.checkSortable(options.find.order, constraint: constraint, in: schema)
+        if options.find.limit > 0 {
+            options.find.constraint = try access.restrict(constraint, options.selectsOneObjectId ? .get : .find, in: schema)
+        }
+        if options.wantsCount { options.countConstraint = try access.restrict(constraint, .count, in: schema) }
     }
 
     /// Runs a prepared query on `schema` (also a view, as for sessions): each row rendered (by default as
@@ -135,7 +145,9 @@ enum ClassRoutes {
         }
         body["results"] = .array(results)
         if options.wantsCount {
-            body["count"] = .number(Double(try ObjectStore.count(options.find, in: schema, in: db)))
+            var count = options.find
+            if let constraint = options.countConstraint { count.constraint = constraint }
+            body["count"] = .number(Double(try ObjectStore.count(count, in: schema, in: db)))
         }
         return APIResponse(body: .object(body))
     }

@@ -5,7 +5,8 @@ import RoostCore
 ///
 /// As Parse Server's defaults: uploads need a registered user's session or the master key
 /// (public and anonymous uploads are refused with 130); downloads need no keys, only the app id
-/// in the URL; deletes need the master key.
+/// in the URL; deletes need the master key. Extensions outside `--file-extensions` (HTML, SVG and XML
+/// by default) are refused to clients with 130.
 extension RoostServer {
     func handleFile(_ request: HTTPRequest, segments: [String]) throws -> HTTPResponse {
         switch (request.method, segments.count) {
@@ -42,7 +43,9 @@ extension RoostServer {
         guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
         guard FileStore.isValidName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
         guard !bytes.isEmpty else { throw ParseError(.fileSaveError, "Invalid file upload.") }
-        let stored = try files.save(bytes, name: FileStore.name(name, withExtensionFor: contentType))
+        let storedName = FileStore.name(name, withExtensionFor: contentType)
+        if !isMaster { try fileExtensions.check(name: name, contentType: contentType, storedName: storedName) }
+        let stored = try files.save(bytes, name: storedName)
         let url = FileURLs(base: "\(publicURL(request))/files/\(config.applicationId)/").url(for: stored)
         var response = encode(APIResponse(status: 201, body: ["url": .string(url), "name": .string(stored)]))
         response.headers.append(("Location", url))
@@ -56,7 +59,7 @@ extension RoostServer {
         guard let data = files.read(name) else {
             return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Array("File not found.".utf8))
         }
-        return HTTPResponse(status: 200, headers: [("Content-Type", FileStore.contentType(of: name))], body: Array(data))
+        return HTTPResponse(status: 200, headers: FileStore.servingHeaders(of: name), body: Array(data))
     }
 
     private func deleteFile(_ request: HTTPRequest, name: String) throws -> HTTPResponse {

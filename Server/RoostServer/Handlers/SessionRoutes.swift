@@ -40,7 +40,7 @@ enum SessionRoutes {
         let caller = context.isMaster ? context.user : try requireUser(context)
         var options = try QueryOptions.parse(try request.parameters())
         if !context.isMaster, let caller { options.find.rowFilter = SQLFragment(sql: "userId = ?", arguments: [.text(caller.id)]) }
-        options.find.authorizeSubquery = { _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
+        options.find.authorizeSubquery = { _, _, _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
         return try context.read { db in
             try ClassRoutes.answer(options, in: sessionSchema, context: context, db: db) { row in
                 let session = try options.render(row)

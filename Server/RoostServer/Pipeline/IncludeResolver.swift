@@ -76,9 +76,9 @@ struct IncludeResolver {
         var objects: [JSON] = try rows.compactMap { row in
             let object = try row.decoded()
             guard ClassPermissions.allows(grant, object, context: context) else { return nil }
-            var json = className == UserStore.className
-                ? UserStore.wireJSON(object, viewerId: context.user?.id, isMaster: context.isMaster)
-                : object.wireJSON(excluding: hidden)
+            // On `_User` the protected fields apply too (and other users' email and authData stay hidden).
+            var json = object.wireJSON(excluding: ClassRoutes.hiddenKeys(of: object.objectId, className: className, protected: hidden,
+                                                                         context: context))
             json = try urls.expand(json, fields: fileFields)
             if case .object(var members) = json {
                 members["__type"] = "Object"

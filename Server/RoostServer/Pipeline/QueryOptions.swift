@@ -4,6 +4,10 @@ import RoostCore
 struct QueryOptions {
     var find = FindQuery()
     var wantsCount = false
+    /// The count's constraint when it differs from the results' (the `count` permission's `pointerFields`).
+    var countConstraint: QueryConstraint?
+    /// `where` is exactly `{"objectId": "<id>"}`: Parse runs such a query as a `get`.
+    var selectsOneObjectId = false
     var keys: Set<String>?
     var excludeKeys: Set<String> = []
     /// Pointer paths to replace by the objects they point to (`post`, `post.author`); `*` means every pointer field.
@@ -39,7 +43,8 @@ struct QueryOptions {
                     guard let parsed = try? JSONParser.parse(text) else { throw ParseError(.invalidJSON, "where is not valid JSON") }
                     constraint = parsed
                 }
-                guard case .object = constraint else { throw ParseError(.invalidQuery, "where must be a JSON object") }
+                guard case .object(let members) = constraint else { throw ParseError(.invalidQuery, "where must be a JSON object") }
+                options.selectsOneObjectId = members.count == 1 && members["objectId"]?.stringValue != nil
                 options.find.constraint = try QueryConstraint.parse(where: constraint)
             case "order":
                 options.find.order = try list(value, name).map { term in

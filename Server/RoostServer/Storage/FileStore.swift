@@ -48,6 +48,19 @@ final class FileStore: Sendable {
         ("mp3", "audio/mpeg"), ("mp4", "video/mp4"), ("zip", "application/zip"), ("csv", "text/csv"),
     ]
 
+    /// Types a browser runs script in when it opens them (pages, SVG and XML documents): served as
+    /// downloads, so an uploaded one never runs with the API's origin.
+    private static let activeTypes: Set<String> = ["text/html", "image/svg+xml", "application/xml"]
+
+    /// The headers to serve a file with: its type from its extension, no sniffing of another, and
+    /// `attachment` for active types.
+    static func servingHeaders(of name: String) -> [(String, String)] {
+        let type = contentType(of: name)
+        var headers = [("Content-Type", type), ("X-Content-Type-Options", "nosniff")]
+        if activeTypes.contains(type) { headers.append(("Content-Disposition", "attachment")) }
+        return headers
+    }
+
     /// The Content-Type to serve a file with, from its extension.
     static func contentType(of name: String) -> String {
         guard let ext = fileExtension(name)?.lowercased() else { return "application/octet-stream" }
@@ -64,7 +77,7 @@ final class FileStore: Sendable {
     }
 
     /// As Node's `path.extname`: what follows the last `.`, unless the name starts with its only dot.
-    private static func fileExtension(_ name: String) -> String? {
+    static func fileExtension(_ name: String) -> String? {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
         return String(name[name.index(after: dot)...])
     }

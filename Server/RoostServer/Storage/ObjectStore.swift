@@ -8,12 +8,16 @@ struct FindQuery {
     var skip: Int = 0
     /// The caller's ACL subjects (`*`, user id, `role:<name>`); `nil` reads everything (master key).
     var readableBy: [String]?
-    /// Checks the caller may query the class of a subquery (`$inQuery`, `$select`...).
-    var authorizeSubquery: (ClassSchema) throws -> Void = { _ in }
+    /// Checks the caller may query the class of a subquery (`$inQuery`, `$select`...) and restricts it.
+    var authorizeSubquery: SubqueryAuthorizer = { _, subquery, _ in subquery.constraint }
     /// A condition on the table's own columns that the server adds (never built from client input),
     /// e.g. `userId = ?` on `_session_objects`, where it can use the table's index.
     var rowFilter: SQLFragment?
 }
+
+/// Checks that the caller may run a subquery on its class (`$select` and `$dontSelect` pass the key they
+/// read) and returns its constraint as the caller may run it there, e.g. with the class's `pointerFields`.
+typealias SubqueryAuthorizer = (ClassSchema, Subquery, _ selectedKey: String?) throws -> QueryConstraint
 
 struct SortKey: Equatable {
     var key: String
@@ -117,7 +121,7 @@ enum ObjectStore {
         return clause
     }
 
-    private static func compiler(for schema: ClassSchema, readableBy: [String]?, authorize: @escaping (ClassSchema) throws -> Void,
+    private static func compiler(for schema: ClassSchema, readableBy: [String]?, authorize: @escaping SubqueryAuthorizer,
                                  in db: some SQLQuerying) -> QueryCompiler {
         QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) }, readableBy: readableBy, authorizeSubquery: authorize)
     }

@@ -93,12 +93,14 @@ extension QueryCompiler {
         return SQLFragment(sql: "roost_geo_distance(\(lat), \(lng), ?, ?)", arguments: [.real(point.latitude), .real(point.longitude)])
     }
 
-    /// The rows of a subquery's class the caller may read, as `FROM … WHERE …` SQL; `nil` when the class does not exist.
-    private func subquerySource(_ subquery: Subquery) throws -> (table: String, compiler: QueryCompiler, filter: SQLFragment)? {
+    /// The rows of a subquery's class the caller may find, as `FROM … WHERE …` SQL; `nil` when the class does not exist.
+    /// - Parameter selectedKey: the key `$select`/`$dontSelect` reads.
+    private func subquerySource(_ subquery: Subquery, selectedKey: String? = nil) throws
+        -> (table: String, compiler: QueryCompiler, filter: SQLFragment)? {
         guard let subSchema = try lookup(subquery.className) else { return nil }
-        try authorizeSubquery(subSchema)
+        let constraint = try authorizeSubquery(subSchema, subquery, selectedKey)
         let compiler = QueryCompiler(schema: subSchema, lookup: lookup, readableBy: readableBy, authorizeSubquery: authorizeSubquery)
-        let filter = try compiler.compile(subquery.constraint)
+        let filter = try compiler.compile(constraint)
         let acl = QueryCompiler.readFilter(readableBy)
         return (subSchema.tableName, compiler,
                 SQLFragment(sql: "(\(filter.sql)) AND \(acl.sql)", arguments: filter.arguments + acl.arguments))
@@ -120,7 +122,7 @@ extension QueryCompiler {
     /// `$select`: the field equals `subKey` of one of the subquery's results.
     private func selectKey(_ key: String, _ subKey: String, _ subquery: Subquery, negated: Bool) throws -> SQLFragment {
         guard QueryConstraint.isQueryableKey(subKey) else { throw ParseError(.invalidKeyName, "Invalid key name: \(subKey)") }
-        guard let source = try subquerySource(subquery) else { return SQLFragment(sql: negated ? "1" : "0", arguments: []) }
+        guard let source = try subquerySource(subquery, selectedKey: subKey) else { return SQLFragment(sql: negated ? "1" : "0", arguments: []) }
         let selected = source.compiler.isBuiltIn(subKey) ? subKey : "json_extract(data, '\(jsonPath(subKey))')"
         let (expression, _) = operand(key, .string(""))
         let test = "\(expression) IN (SELECT \(selected) FROM \(source.table) WHERE \(source.filter.sql))"

@@ -16,8 +16,9 @@ struct QueryCompiler {
     var lookup: (String) throws -> ClassSchema? = { _ in nil }
     /// The caller's ACL subjects: subqueries see only what the caller may read.
     var readableBy: [String]?
-    /// Checks that the caller may query a subquery's class (class-level `find` permission).
-    var authorizeSubquery: (ClassSchema) throws -> Void = { _ in }
+    /// Checks that the caller may query a subquery's class and returns the subquery's constraint as
+    /// the caller may run it (class-level `find` permission, `pointerFields`, fields it may not read).
+    var authorizeSubquery: SubqueryAuthorizer = { _, subquery, _ in subquery.constraint }
 
     func compile(_ constraint: QueryConstraint) throws -> SQLFragment {
         switch constraint {

@@ -49,8 +49,12 @@ let package = Package(
             dependencies: ["RoostServer", "RoostCore"],
             path: "bench/QueryBench"
         ),
-        .executableTarget(name: "todo", dependencies: ["Roost"], path: "Examples/Todo"),
-        .executableTarget(name: "sonnets", dependencies: ["Roost"], path: "Examples/Sonnets", resources: [.copy("sonnets.txt")]),
+        .executableTarget(
+            name: "todo", dependencies: ["Roost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Todo"),
+        .executableTarget(
+            name: "sonnets", dependencies: ["Roost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Sonnets", resources: [.copy("sonnets.txt")]),
         .executableTarget(name: "eventually-crash-client", dependencies: ["Roost"], path: "Tests/EventuallyCrashClient"),
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(

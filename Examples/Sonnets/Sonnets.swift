@@ -16,7 +16,7 @@ struct Sonnets: AsyncParsableCommand {
             Environment:
               ROOST_SERVER_URL   the Parse API (default http://127.0.0.1:1337/parse)
               ROOST_APP_ID       the application id (default roost)
-              ROOST_STORAGE_DIR  the local cache (default $XDG_DATA_HOME/roost/sonnets)
+              ROOST_STORAGE_DIR  the cache (default $XDG_DATA_HOME/roost/sonnets)
             """,
         version: "sonnets 0.1.0",
         subcommands: [Import.self, List.self, Show.self],

@@ -13,13 +13,13 @@ struct Todo: AsyncParsableCommand {
         commandName: "todo",
         abstract: "An occasionally connected to-do list on Roost.",
         discussion: """
-            Works with the server down: changes wait on disk and are delivered exactly once when it is back.
+            Works with the server down: changes wait on disk and are delivered exactly once when it is back. \
             The first use makes an anonymous account; `todo signup <username>` turns it into yours, list kept.
 
             Environment:
               ROOST_SERVER_URL   the Parse API (default http://127.0.0.1:1337/parse)
               ROOST_APP_ID       the application id (default roost)
-              ROOST_STORAGE_DIR  this device's local state (default $XDG_DATA_HOME/roost/todo)
+              ROOST_STORAGE_DIR  this device's state (default $XDG_DATA_HOME/roost/todo)
             """,
         version: "todo 0.1.0",
         subcommands: [Add.self, List.self, Done.self, Remove.self, Sync.self, WhoAmI.self, SignUp.self, LogIn.self, LogOut.self],
@@ -127,7 +127,7 @@ struct LogIn: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login", abstract: "Log in to a registered account (asks for a password).",
         discussion: """
-            The anonymous account's to-dos stay with it, as in Parse apps: to keep them, sign up instead
+            The anonymous account's to-dos stay with it, as in Parse apps: to keep them, sign up instead \
             (`todo signup <username>`), or log in with --move to move them into the account's list.
             """)
     @Argument(help: "The account's username.") var username: String

@@ -6,7 +6,6 @@ nonisolated(unsafe) private var savedTerminal: termios?
 /// Reads a password line from standard input: without echo when it is a terminal (as getpass does),
 /// and as a plain line from a pipe, so scripts can still pipe one in.
 func readPassword(prompt: String = "Password: ") -> String {
-    FileHandle.standardOutput.write(Data(prompt.utf8))
     var settings = termios()
     let isTerminal = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &settings) == 0
     if isTerminal {
@@ -20,6 +19,7 @@ func readPassword(prompt: String = "Password: ") -> String {
         settings.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &settings)
     }
+    FileHandle.standardOutput.write(Data(prompt.utf8))  // After echo is off: what is typed after the prompt never shows.
     let line = readLine()
     if isTerminal, var original = savedTerminal {
         tcsetattr(STDIN_FILENO, TCSANOW, &original)

@@ -13,7 +13,9 @@ release: deps
 serve: release
 	.build/release/roost serve $(ARGS)
 
-test: deps
+# curl too: ReadmeTests runs the README's curl lines against a real server.
+test:
+	@./scripts/install-deps.sh curl
 	swift test
 
 bench: release

@@ -50,13 +50,20 @@ let package = Package(
             dependencies: ["RoostServer", "RoostCore"],
             path: "bench/QueryBench"
         ),
-        .executableTarget(name: "todo", dependencies: ["Roost"], path: "Examples/Todo"),
-        .executableTarget(name: "sonnets", dependencies: ["Roost"], path: "Examples/Sonnets", resources: [.copy("sonnets.txt")]),
+        .executableTarget(
+            name: "todo", dependencies: ["Roost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Todo"),
+        .executableTarget(
+            name: "sonnets", dependencies: ["Roost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Sonnets", resources: [.copy("sonnets.txt")]),
+        // The README's Swift snippets, compiled: ReadmeTests checks the README shows exactly this file.
+        .executableTarget(name: "readme-snippets", dependencies: ["Roost"], path: "Examples/ReadmeSnippets"),
         .executableTarget(name: "eventually-crash-client", dependencies: ["Roost"], path: "Tests/EventuallyCrashClient"),
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "RoostTests",
-            dependencies: ["Roost", "RoostCore", "RoostTestSupport", "roost", "eventually-crash-client", "todo", "sonnets"],
+            dependencies: ["Roost", "RoostCore", "RoostTestSupport", "roost", "eventually-crash-client", "todo", "sonnets",
+                           "readme-snippets"],
             path: "Tests/RoostTests"
         ),
         .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),

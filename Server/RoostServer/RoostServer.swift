@@ -48,10 +48,15 @@ public final class RoostServer: @unchecked Sendable {
         writeBatcher = WriteBatcher(storage: storage) { [unowned self] request, context in try self.dispatch(request, context) }
     }
 
-    /// Starts listening; returns the bound port.
+    /// Starts listening on `config.host` and `config.port`; returns the bound port.
     public func start() throws -> UInt16 {
+        try start(on: ListeningSocket(host: config.host, port: config.port))
+    }
+
+    /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
+    public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
         let server = try HTTPServer(
-            host: config.host, port: config.port, threads: config.threads, pinThreads: config.pinThreads,
+            listener: listener, threads: config.threads, pinThreads: config.pinThreads,
             maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers
         ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server

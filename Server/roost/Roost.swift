@@ -5,18 +5,27 @@ import RoostServer
 
 @main
 struct Roost: ParsableCommand {
+    /// The server's version (`roost --version`); it speaks Parse Server 8's REST API.
+    static let version = "0.1.0"
+
     static let configuration = CommandConfiguration(
         commandName: "roost",
         abstract: "A Parse-compatible backend on SQLite.",
+        version: "roost \(version) (Parse Server REST API)",
         subcommands: [Serve.self],
         defaultSubcommand: Serve.self)
 }
 
 /// `roost serve`: flags win over `ROOST_*` environment variables, which win over defaults.
+/// One line per setting below and one in `run()`; a switch is a `@Flag(inversion: .prefixedNo) … Bool?`.
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve the Parse REST API (the default command).")
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the Parse REST API (the default command).",
+        discussion: "Every option also reads a ROOST_* environment variable named after it (--pin-threads: ROOST_PIN_THREADS; "
+            + "for switches true/false, 1/0 or yes/no); a flag wins over its variable.",
+        version: "roost \(Roost.version) (Parse Server REST API)")
 
-    @Option(help: "Port to listen on; 0 picks a free one (env ROOST_PORT, default 1337).") var port: UInt16?
+    @Option(help: "Port to listen on; 0 picks a free one (env ROOST_PORT, default 1337).") var port: Int?
     @Option(help: "Address to listen on (env ROOST_HOST, default 127.0.0.1).") var host: String?
     @Option(help: "URL path of the API (env ROOST_MOUNT, default /parse).") var mount: String?
     @Option(help: "Directory for the database and the generated master key (env ROOST_DATA_DIR, default ./roost-data).")
@@ -26,18 +35,19 @@ struct Serve: ParsableCommand {
     var masterKey: String?
     @Option(help: "When set, clients must send this X-Parse-REST-API-Key (env ROOST_REST_API_KEY).") var restApiKey: String?
     @Option(help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
-    @Option(help: "Let clients create classes by writing to them: true or false (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default true).")
+    @Flag(inversion: .prefixedNo, help: "Let clients create classes by writing to them (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default on).")
     var allowClientClassCreation: Bool?
     @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
-    @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
-    @Option(help: "Keep each HTTP thread on one CPU: true or false (env ROOST_PIN_THREADS, default true).")
+    // Unconditional: `--threads -3` reaches the range check (and its error) instead of reading as a missing value.
+    @Option(parsing: .unconditional, help: "HTTP worker threads, 1 to 1024 (env ROOST_THREADS, default 4).") var threads: Int?
+    @Flag(inversion: .prefixedNo, help: "Keep each HTTP thread on one CPU (env ROOST_PIN_THREADS, default on).")
     var pinThreads: Bool?
     @Option(help: "Key sent to webhooks as X-Parse-Webhook-Key (env ROOST_WEBHOOK_KEY).") var webhookKey: String?
     @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
     @Option(help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
     var idempotencyTtl: Int?
-    @Option(help: "Let creates carry their own objectId: true or false (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default false).")
+    @Flag(inversion: .prefixedNo, help: "Let creates carry their own objectId (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default off).")
     var allowCustomObjectId: Bool?
     @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
@@ -51,7 +61,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds a client has to send a whole request, headers and body (env ROOST_REQUEST_TIMEOUT, default 120).")
     var requestTimeout: Int?
     @Option(help: "Seconds one query may run before it is stopped with error 124; 0 for no limit (env ROOST_QUERY_TIMEOUT, default 5).")
-    var queryTimeout: Double?
+    var queryTimeout: String?
     @Option(help: "Comma-separated file extensions clients may upload: * or regular expressions (env ROOST_FILE_EXTENSIONS, default all but HTML, SVG and XML).")
     var fileExtensions: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
@@ -59,58 +69,54 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        func setting(_ flag: String?, _ name: String) -> String? { flag ?? environment["ROOST_" + name] }
+        let settings = Settings(environment: environment)
+        let positive = 1...Int.max
 
         var config = ServerConfig()
-        if let value = setting(port.map(String.init), "PORT") { config.port = try parse(value, "port", UInt16.init) }
-        config.host = setting(host, "HOST") ?? config.host
-        config.mountPath = normalizedMount(setting(mount, "MOUNT") ?? config.mountPath)
-        config.dataDirectory = setting(dataDir, "DATA_DIR") ?? config.dataDirectory
-        config.applicationId = setting(appId, "APP_ID") ?? config.applicationId
-        config.restAPIKey = setting(restApiKey, "REST_API_KEY")
-        config.webhookKey = setting(webhookKey, "WEBHOOK_KEY")
-        if let value = setting(maxBody.map(String.init), "MAX_BODY") { config.maxBodyBytes = try parse(value, "max-body", Int.init) }
-        if let value = setting(allowClientClassCreation.map(String.init), "ALLOW_CLIENT_CLASS_CREATION") {
-            config.allowClientClassCreation = try parse(value, "allow-client-class-creation", Bool.init)
-        }
-        if let value = setting(masterKeyIps, "MASTER_KEY_IPS") {
+        if let value = try settings.integer(port, "port", in: 0...65535) { config.port = UInt16(value) }
+        config.host = settings.string(host, "host") ?? config.host
+        config.mountPath = normalizedMount(settings.string(mount, "mount") ?? config.mountPath)
+        config.dataDirectory = settings.string(dataDir, "data-dir") ?? config.dataDirectory
+        config.applicationId = settings.string(appId, "app-id") ?? config.applicationId
+        config.restAPIKey = settings.string(restApiKey, "rest-api-key")
+        config.webhookKey = settings.string(webhookKey, "webhook-key")
+        if let value = try settings.integer(maxBody, "max-body", in: 0...Int.max) { config.maxBodyBytes = value }
+        if let value = try settings.boolean(allowClientClassCreation, "allow-client-class-creation") { config.allowClientClassCreation = value }
+        if let value = settings.string(masterKeyIps, "master-key-ips") {
             config.masterKeyIPs = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
-        if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
-        if let value = setting(pinThreads.map(String.init), "PIN_THREADS") {
-            config.pinThreads = try parse(value, "pin-threads", Bool.init)
+        if let value = try settings.integer(threads, "threads", in: 1...1024) { config.threads = value }
+        if let value = try settings.boolean(pinThreads, "pin-threads") { config.pinThreads = value }
+        if let value = try settings.integer(maxLimit, "max-limit", in: positive) { config.maxLimit = value }
+        if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
+        if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
+        if let value = try settings.integer(sessionLength, "session-length", in: positive) { config.sessionLengthSeconds = value }
+        if let value = try settings.integer(passwordIterations, "password-iterations", in: positive) {
+            config.passwordHasher = PasswordHasher(iterations: value)
         }
-        if let value = setting(maxLimit.map(String.init), "MAX_LIMIT") { config.maxLimit = max(1, try parse(value, "max-limit", Int.init)) }
-        if let value = setting(idempotencyTtl.map(String.init), "IDEMPOTENCY_TTL") {
-            config.idempotencyTTLSeconds = max(1, try parse(value, "idempotency-ttl", Int.init))
+        if let value = try settings.integer(maxConnections, "max-connections", in: positive) {
+            config.connectionLimits.maxConnections = value
         }
-        if let value = setting(allowCustomObjectId.map(String.init), "ALLOW_CUSTOM_OBJECT_ID") {
-            config.allowCustomObjectId = try parse(value, "allow-custom-object-id", Bool.init)
+        if let value = try settings.integer(maxConnectionsPerIp, "max-connections-per-ip", in: 0...Int.max) {
+            config.connectionLimits.maxConnectionsPerAddress = value
         }
-        if let value = setting(sessionLength.map(String.init), "SESSION_LENGTH") {
-            config.sessionLengthSeconds = max(1, try parse(value, "session-length", Int.init))
+        if let value = try settings.integer(headersTimeout, "headers-timeout", in: positive) {
+            config.connectionLimits.headersTimeoutSeconds = value
         }
-        if let value = setting(passwordIterations.map(String.init), "PASSWORD_ITERATIONS") {
-            config.passwordHasher = PasswordHasher(iterations: try parse(value, "password-iterations", Int.init))
+        if let value = try settings.integer(requestTimeout, "request-timeout", in: positive) {
+            config.connectionLimits.requestTimeoutSeconds = value
         }
-        if let value = setting(maxConnections.map(String.init), "MAX_CONNECTIONS") {
-            config.connectionLimits.maxConnections = try parse(value, "max-connections", positive)
+        if let value = try settings.converted(queryTimeout, "query-timeout", expected: "a number of seconds, 0 for no limit", {
+            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+        }) {
+            config.queryTimeoutSeconds = value
         }
-        if let value = setting(maxConnectionsPerIp.map(String.init), "MAX_CONNECTIONS_PER_IP") {
-            config.connectionLimits.maxConnectionsPerAddress = try parse(value, "max-connections-per-ip") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
-        }
-        if let value = setting(headersTimeout.map(String.init), "HEADERS_TIMEOUT") {
-            config.connectionLimits.headersTimeoutSeconds = try parse(value, "headers-timeout", positive)
-        }
-        if let value = setting(requestTimeout.map(String.init), "REQUEST_TIMEOUT") {
-            config.connectionLimits.requestTimeoutSeconds = try parse(value, "request-timeout", positive)
-        }
-        if let value = setting(queryTimeout.map { String($0) }, "QUERY_TIMEOUT") {
-            config.queryTimeoutSeconds = try parse(value, "query-timeout") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
-        }
-        if let value = setting(fileExtensions, "FILE_EXTENSIONS") {
+        if let value = settings.string(fileExtensions, "file-extensions") {
             config.fileExtensions = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        let level = try settings.converted(logLevel, "log-level", expected: "trace, debug, info, notice, warning, error or critical") {
+            Logger.Level(rawValue: $0)
+        } ?? .info
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.
             config.failFirstWrites = max(0, try parse(value, "ROOST_TEST_FAIL_FIRST_WRITES", Int.init))
@@ -119,15 +125,21 @@ struct Serve: ParsableCommand {
         if let value = environment["ROOST_TEST_DROP_REPLIES"] {  // Test-only fault injection; see ServerConfig.
             config.dropEveryNthIdempotentReply = max(0, try parse(value, "ROOST_TEST_DROP_REPLIES", Int.init))
         }
-        let level = try parse(setting(logLevel, "LOG_LEVEL") ?? "info", "log-level", Logger.Level.init(rawValue:))
 
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
         defer { LogSink.standardError.flush() }  // Log lines are written in batches; the last ones go here.
         let logger = Logger(label: "roost")
 
-        try FileManager.default.createDirectory(
-            atPath: config.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        if let key = setting(masterKey, "MASTER_KEY"), !key.isEmpty {
+        // Bound first: a port in use must fail before the data directory, the key or the database exist.
+        let listener: ListeningSocket
+        do {
+            listener = try ListeningSocket(host: config.host, port: config.port)
+        } catch {
+            throw StartupError("\(error). Choose another port with --port or ROOST_PORT (or stop the program using it), "
+                + "or another address with --host or ROOST_HOST.")
+        }
+        try DataDirectory.prepare(config.dataDirectory)
+        if let key = settings.string(masterKey, "master-key"), !key.isEmpty {
             config.masterKey = key
         } else {
             let (key, path, created) = try MasterKeyFile.loadOrCreate(in: config.dataDirectory)
@@ -142,8 +154,14 @@ struct Serve: ParsableCommand {
         sigaddset(&signals, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
-        let server = try RoostServer(config: config, logger: logger)
-        let boundPort = try server.start()
+        let server: RoostServer
+        do {
+            server = try RoostServer(config: config, logger: logger)
+        } catch {
+            throw StartupError("cannot open the database in \(config.dataDirectory) (roost.sqlite): \(error). "
+                + "Check that its files belong to this user and are writable, or choose another --data-dir.")
+        }
+        let boundPort = try server.start(on: listener)
         say("roost listening on http://\(config.host):\(boundPort)\(config.mountPath) (app id: \(config.applicationId))")
 
         var received: Int32 = 0
@@ -171,9 +189,6 @@ struct Serve: ParsableCommand {
         guard let value = convert(text) else { throw ValidationError("invalid value for \(name): \(text)") }
         return value
     }
-
-    /// A whole number above zero.
-    private func positive(_ text: String) -> Int? { Int(text).flatMap { $0 > 0 ? $0 : nil } }
 
     /// `/parse/` → `/parse`; the root mount `/` becomes "" so `mount + "/classes"` stays right.
     private func normalizedMount(_ path: String) -> String {

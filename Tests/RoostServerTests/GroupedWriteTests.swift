@@ -100,7 +100,7 @@ import Testing
         } else {
             for cpus in pinnedThreads.values { #expect(cpus == allowed) }
         }
-        let unpinned = try TestServer(arguments: ["--pin-threads", "false"])
+        let unpinned = try TestServer(arguments: ["--no-pin-threads"])
         let unpinnedThreads = httpThreads(of: unpinned.process.pid)
         #expect(unpinnedThreads.count == 4)
         for cpus in unpinnedThreads.values { #expect(cpus == allowed) }

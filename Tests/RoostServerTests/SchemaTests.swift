@@ -169,7 +169,7 @@ import Testing
     }
 
     @Test func clientClassCreationCanBeTurnedOff() async throws {
-        let server = try TestServer(arguments: ["--allow-client-class-creation", "false"])
+        let server = try TestServer(arguments: ["--no-allow-client-class-creation"])
         let refused = try await server.request("POST", "/classes/Fresh", json: ["a": 1])
         #expect(refused.status == 400)
         #expect(refused.json == ["code": 119, "error": "This user is not allowed to access non-existent class: Fresh"])

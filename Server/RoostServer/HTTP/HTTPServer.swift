@@ -5,12 +5,15 @@ import Synchronization
 
 /// Errors starting the HTTP listener.
 public enum HTTPServerError: Error, CustomStringConvertible {
-    case cannotStart(host: String, port: UInt16)
+    case cannotStart(port: UInt16)
+    case cannotListen(host: String, port: UInt16, reason: String)
 
     public var description: String {
         switch self {
-        case .cannotStart(let host, let port):
-            "cannot listen on \(host):\(port) (address invalid or in use)"
+        case .cannotStart(let port):
+            "cannot start the HTTP threads for port \(port)"
+        case .cannotListen(let host, let port, let reason):
+            "cannot listen on \(host):\(port): \(reason)"
         }
     }
 }
@@ -77,9 +80,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// The bound port (the real one when 0 was asked for).
     public let port: UInt16
 
-    /// Starts listening at once.
-    /// - Throws: `HTTPServerError.cannotStart` when the address does not parse or cannot be bound.
-    public init(host: String, port: UInt16, threads: Int, pinThreads: Bool, maxBodyBytes: Int,
+    /// Starts serving the connections of `listener` at once.
+    /// - Throws: `HTTPServerError.cannotStart` when the daemons cannot be started.
+    public init(listener: consuming ListeningSocket, threads: Int, pinThreads: Bool, maxBodyBytes: Int,
                 limits: ConnectionLimits = ConnectionLimits(),
                 commonHeaders: [(String, String)], handler: @escaping Handler) throws {
         self.handler = handler
@@ -91,9 +94,8 @@ public final class HTTPServer: @unchecked Sendable {
         let daemonCount = max(threads, 1)
         gate = ConnectionGate(limits: limits, daemons: daemonCount)
         watcher = DeadlineWatcher(daemons: daemonCount)
-        listenSocket = roost_listen(host, port, 1024)
-        guard listenSocket >= 0 else { throw HTTPServerError.cannotStart(host: host, port: port) }
-        self.port = roost_bound_port(listenSocket)
+        port = listener.port
+        listenSocket = listener.release()
         daemons = .allocate(capacity: daemonCount)
         daemons.initialize(repeating: nil)
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -112,7 +114,7 @@ public final class HTTPServer: @unchecked Sendable {
             stopDaemons()
             close(listenSocket)
             isStopped = true  // No acceptor to wait for: `deinit` must not.
-            throw HTTPServerError.cannotStart(host: host, port: port)
+            throw HTTPServerError.cannotStart(port: port)
         }
         // The acceptor must not retain `self` (deinit stops it), so it gets the daemon list as is;
         // `stop()` waits for it to finish before the list goes away.

@@ -19,8 +19,10 @@ final class TestServer: @unchecked Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)/parse" }
 
     /// Starts the binary and waits for its "listening on" line.
-    /// - Parameter arguments: extra flags, e.g. `["--allow-client-class-creation", "false"]`.
-    init(arguments: [String] = [], dataDirectory: URL? = nil) throws {
+    /// - Parameters:
+    ///   - arguments: extra flags, e.g. `["--no-allow-client-class-creation"]`.
+    ///   - environment: extra environment variables, e.g. `["ROOST_PIN_THREADS": "no"]`.
+    init(arguments: [String] = [], environment: [String: String] = [:], dataDirectory: URL? = nil) throws {
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("roost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
@@ -32,7 +34,7 @@ final class TestServer: @unchecked Sendable {
             executable: try TestServer.binary().path,
             arguments: ["serve", "--port", "0", "--data-dir", self.dataDirectory.path, "--app-id", TestServer.applicationId,
                         "--master-key", TestServer.masterKey] + arguments,
-            environment: ["ROOST_EXIT_WITH_PARENT": "1"], stdout: output.write, stderrPath: logFile.path)
+            environment: environment.merging(["ROOST_EXIT_WITH_PARENT": "1"]) { _, harness in harness }, stdout: output.write, stderrPath: logFile.path)
         close(output.write)
         guard let seen = ChildProcess.read(output.read, until: "listening on"),
             let range = seen.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression),

@@ -32,7 +32,7 @@ import Glibc
         var held: [RawConnection] = []
         for _ in 0..<20 { held.append(try RawConnection(port: server.port)) }
         try await Task.sleep(for: .milliseconds(300))  // The acceptor has counted them.
-        let refused = try RawConnection(port: server.port).waitForClose(within: 5)
+        let refused = try RawConnection(port: server.port).waitForClose(within: 30)
         #expect(refused?.hasPrefix("HTTP/1.1 503") == true, "\(refused ?? "still open")")
         #expect(refused?.contains(#"{"error":"too many connections"}"#) == true)
 
@@ -49,7 +49,7 @@ import Glibc
         var held: [RawConnection] = []
         for index in 0..<10 { held.append(try RawConnection(port: server.port, from: "127.0.0.\(index + 1)")) }
         try await Task.sleep(for: .milliseconds(300))
-        let refused = try RawConnection(port: server.port, from: "127.0.0.20").waitForClose(within: 5)
+        let refused = try RawConnection(port: server.port, from: "127.0.0.20").waitForClose(within: 30)
         #expect(refused?.hasPrefix("HTTP/1.1 503") == true, "\(refused ?? "still open")")
         held.removeAll()
         #expect(try await eventuallyServed(server.port), "the server stayed full after the connections closed")

@@ -40,7 +40,10 @@ class Server:
     def __init__(self, binary, args=(), data_dir=None):
         self.owns_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="roost-attack-")
-        self.log = open(os.path.join(self.data_dir, "server.log"), "ab")
+        os.makedirs(self.data_dir, exist_ok=True)
+        # Beside the data directory, not in it: a full disk there must not cut the log short.
+        self.log_path = self.data_dir.rstrip("/") + ".log"
+        self.log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             [binary, "serve", "--port", "0", "--data-dir", self.data_dir, "--app-id", APP_ID,
              "--master-key", MASTER_KEY, *args],
@@ -60,7 +63,7 @@ class Server:
             pass
         return 0.0
 
-    def request(self, method, path, body=None, headers=None, timeout=60, source="127.0.0.2"):
+    def request(self, method, path, body=None, headers=None, timeout=60, source="127.0.0.1"):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout, source_address=(source, 0))
         all_headers = {"X-Parse-Application-Id": APP_ID, "Content-Type": "application/json", **(headers or {})}
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
@@ -87,6 +90,7 @@ class Server:
         self.log.close()
         if self.owns_dir and not kill:
             shutil.rmtree(self.data_dir, ignore_errors=True)
+            os.remove(self.log_path)
         return f"exit {self.process.returncode}"
 
 
@@ -458,6 +462,8 @@ def attack_durability(binary, quick):
         objects, skip = [], 0
         while True:
             _, body = server.request("GET", f"/classes/{class_name}?limit=1000&skip={skip}&keys=tag", headers=master)
+            if not isinstance(body, dict) or "results" not in body:
+                raise RuntimeError(f"listing {class_name} failed: {body}")
             objects += body["results"]
             if len(body["results"]) < 1000:
                 return objects
@@ -490,30 +496,48 @@ def attack_disk_full(binary, quick):
         os.rmdir(mount)
         return
     try:
-        server = Server(binary, [], data_dir=os.path.join(mount, "data"))
+        data_dir = mount
+        server = Server(binary, [], data_dir=data_dir)
         prober = Prober(server)
-        acknowledged, statuses = [], set()
+        acknowledged, refusal = [], None
         blob = "x" * 20000
         for i in range(2000):
             status, body = server.request("POST", "/classes/Fill", {"i": i, "blob": blob})
-            statuses.add(status)
             if status == 201:
                 acknowledged.append(body["objectId"])
-            elif status >= 500 and status != 507:
+            else:
+                refusal = (status, body)
                 break
-        errors = sorted(statuses - {201})
-        filler = os.path.join(mount, "filler")
-        if os.path.exists(filler):
-            os.remove(filler)
-        server.request("DELETE", "/purge/Fill", headers={"X-Parse-Master-Key": MASTER_KEY})
+        answering = server.process.poll() is None and health_ms(server.port) is not None
+        first_stop = server.stop()
+        if first_stop != "exit 0":
+            with open(server.log_path, errors="replace") as log:
+                print("    server log at SIGTERM:", *log.readlines()[-3:], sep="\n      ")
+        prober.running = False
+        server = Server(binary, [], data_dir=data_dir)
+        prober = Prober(server)
+        master = {"X-Parse-Master-Key": MASTER_KEY}
+        _, listed = server.request("GET", "/classes/Fill?limit=5000&keys=i", headers=master)
+        stored = {o["objectId"] for o in listed.get("results", [])}
+        lost = [i for i in acknowledged if i not in stored]
+        status_full, _ = server.request("POST", "/classes/Fill", {"i": -1})
+        subprocess.run(["mount", "-o", "remount,size=12m", mount], capture_output=True)  # The operator makes room.
+        status_after, _ = server.request("POST", "/classes/Fill", {"i": -2})
         report("disk full", server, prober, [
-            (f"{len(acknowledged)} creates acknowledged before the disk filled; then statuses {errors}", bool(errors)),
-            ("the server kept answering", server.process.poll() is None),
+            (f"{len(acknowledged)} creates acknowledged, then a refusal that says the disk is full: {refusal}",
+             refusal is not None and refusal[0] != 201 and "full" in str(refusal[1])),
+            ("the server kept answering while full", answering),
+            (f"SIGTERM while full: {first_stop}", first_stop == "exit 0"),
+            (f"after a restart: {len(lost)} acknowledged creates lost", not lost),
+            (f"after a restart on the full disk a create answers {status_full}; once there is room, {status_after}",
+             status_full != 201 and status_after == 201),
         ])
         results[-1] = results[-1] and server.stop() == "exit 0"
     finally:
         subprocess.run(["umount", "-l", mount], capture_output=True)
         shutil.rmtree(mount, ignore_errors=True)
+        if os.path.exists(mount + ".log"):
+            os.remove(mount + ".log")
 
 
 ATTACKS = {

@@ -72,7 +72,12 @@ public final class RoostServer: @unchecked Sendable {
         writeBatcher.stop()
         passwordWorkers.stop()
         pruner?.stop()
-        try storage.close()
+        do {
+            try storage.close()
+        } catch let error as SQLiteError where error.code & 0xff == 13 {  // SQLITE_FULL
+            // The final checkpoint needs room; every commit is in the WAL, which the next start reads.
+            logger.warning("disk full: the database was closed without its final checkpoint (no commit is lost)")
+        }
     }
 
     /// The request pipeline; never throws and never crashes on client input. Returns nil when the

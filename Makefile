@@ -13,10 +13,11 @@ release: deps
 serve: release
 	.build/release/roost serve $(ARGS)
 
-# curl too: ReadmeTests runs the README's curl lines against a real server.
+# curl too: ReadmeTests runs the README's curl lines against a real server. Then the attack suite, small.
 test:
 	@./scripts/install-deps.sh curl
 	swift test
+	python3 bench/attack.py --quick --binary .build/debug/roost
 
 bench: release
 	./bench/run.sh

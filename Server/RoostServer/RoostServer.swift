@@ -146,24 +146,36 @@ public final class RoostServer: @unchecked Sendable {
         let user = isLogin ? nil : try credentials.sessionToken.map { try authenticate($0) }
         let context = RequestContext(
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
-            requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil)
+            requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,
+            passwords: PreparedPasswords(hasher: config.passwordHasher))
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
         if method == "GET", PropertyList.wants(request.headers["accept"]) {
             let response = try dispatch(apiRequest, context)
             return HTTPResponse(status: response.status, headers: response.headers + [("Content-Type", PropertyList.contentType)],
                                 body: PropertyList.encode(response.body))
         }
-        if let idempotencyKey = request.headers["x-parse-request-id"], Idempotency.applies(method: method, segments: segments) {
+        let idempotencyKey = request.headers["x-parse-request-id"].flatMap { Idempotency.applies(method: method, segments: segments) ? $0 : nil }
+        let run = { [self] () throws -> HTTPResponse in
+            guard let idempotencyKey else { return encode(try dispatch(apiRequest, context)) }
             return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
         }
-        if let later, PasswordWorkers.accepts(apiRequest) {
+        // Passwords are hashed and checked first, on a password worker: never inside a write (a batch's,
+        // an idempotent request's), which would hold every other write meanwhile.
+        let passwordWork = PasswordPreparation.requests(in: apiRequest, mountPath: mount, batchLimit: config.maxBatchSize)
+        if !passwordWork.isEmpty {
+            guard let later else {
+                PasswordPreparation.prepare(passwordWork, context: context)
+                return try run()
+            }
             later.suspend()
             passwordWorkers.submit { [self] in
-                let reply = Result { encode(try dispatch(apiRequest, context)) }
+                PasswordPreparation.prepare(passwordWork, context: context)
+                let reply = Result { try run() }
                 later.send { [self] in finish(reply, of: request, started: started, logger: logger) }
             }
             return nil
         }
+        if idempotencyKey != nil { return try run() }
         if let later, WriteBatcher.accepts(apiRequest) {
             later.suspend()
             writeBatcher.submit(apiRequest, context) { [self] outcome in

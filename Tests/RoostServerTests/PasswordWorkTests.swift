@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoostCore
 
 /// Password hashing (PBKDF2) runs on threads of its own, with the connection parked: the HTTP thread
 /// goes on serving its other connections meanwhile.
@@ -23,5 +24,87 @@ import Testing
             + "X-Parse-Application-Id: \(TestServer.applicationId)\r\n\r\n")
         #expect(logIn.head.hasPrefix("HTTP/1.1 200"))
         #expect(logIn.body.contains("\"sessionToken\":\"r:"))
+    }
+
+    /// A batch of log-ins checks its passwords before taking the writer: creates sent meanwhile are
+    /// answered while the batch is still hashing (before, each waited for the whole batch, ~28 s for 50).
+    @Test func aBatchOfLogInsDoesNotHoldUpWrites() async throws {
+        // Ten checks of ~0.3 s or more each: the batch lasts seconds.
+        let server = try TestServer(arguments: ["--password-iterations", "1500000"])
+        let signUp = try await server.request("POST", "/users", json: ["username": "ann", "password": "pw"])
+        #expect(signUp.status == 201)
+        _ = try await server.create("Plain", ["index": -1])  // The class exists before.
+        let logIn: JSON = ["method": "POST", "path": "/parse/login", "body": ["username": "ann", "password": "pw"]]
+        let wrong: JSON = ["method": "POST", "path": "/parse/login", "body": ["username": "ann", "password": "nope"]]
+        let items = Array(repeating: logIn, count: 9) + [wrong]
+        let batch = Task { () throws -> (TestResponse, Date) in
+            (try await server.request("POST", "/batch", json: ["requests": .array(items)]), Date())
+        }
+        let sent = Date()
+        try await Task.sleep(for: .milliseconds(300))  // The batch is under way.
+        var lastCreate = Date()
+        for index in 0..<3 {
+            _ = try await server.create("Plain", ["index": .number(Double(index))])
+            lastCreate = Date()
+        }
+        let (reply, batchAnswered) = try await batch.value
+        #expect(lastCreate < batchAnswered, "the creates waited for the batch of log-ins: \(lastCreate.timeIntervalSince(sent)) vs \(batchAnswered.timeIntervalSince(sent))")
+        let results = reply.json.arrayValue ?? []
+        #expect(results.count == 10)
+        #expect(results.prefix(9).allSatisfy { $0["success"]?["sessionToken"]?.stringValue?.hasPrefix("r:") == true })
+        #expect(results.last?["error"]?["code"] == 101)
+    }
+
+    /// A sign-up with `X-Parse-Request-Id` hashes before its write (which records the reply with it).
+    @Test func anIdempotentSignUpDoesNotHoldUpWrites() async throws {
+        let server = try TestServer(arguments: ["--password-iterations", "3000000"])
+        let signUp = Task { () throws -> (TestResponse, Date) in
+            (try await server.request("POST", "/users", json: ["username": "bob", "password": "pw"],
+                                      headers: ["X-Parse-Request-Id": "sign-up-1"]), Date())
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await server.create("Plain", ["index": 1])
+        let createAnswered = Date()
+        let (reply, signUpAnswered) = try await signUp.value
+        #expect(reply.status == 201)
+        #expect(createAnswered < signUpAnswered, "the create waited for the sign-up's hash")
+        let again = try await server.request("POST", "/users", json: ["username": "bob", "password": "pw"],
+                                             headers: ["X-Parse-Request-Id": "sign-up-1"])
+        #expect(again.status == 201 && again.json["objectId"] == reply.json["objectId"])
+    }
+
+    /// Items of one batch see each other's passwords: a sign-up then log-ins with the new password
+    /// (right and wrong), in one transaction, without hashing inside it.
+    @Test func aTransactionalBatchSignsUpAndLogsIn() async throws {
+        let server = try TestServer(arguments: fastHashing)
+        let requests: [JSON] = [
+            ["method": "POST", "path": "/parse/users", "body": ["username": "cy", "password": "first"]],
+            ["method": "POST", "path": "/parse/login", "body": ["username": "cy", "password": "first"]],
+            ["method": "GET", "path": "/parse/verifyPassword?username=cy&password=first"],
+        ]
+        let reply = try await server.request("POST", "/batch", json: ["requests": .array(requests), "transaction": true])
+        #expect(reply.status == 200, "\(reply.text)")
+        let results = reply.json.arrayValue ?? []
+        #expect(results.count == 3)
+        #expect(results.allSatisfy { $0["success"] != nil }, "\(reply.text)")
+        let wrong: JSON = ["method": "POST", "path": "/parse/login", "body": ["username": "cy", "password": "second"]]
+        let unknown: JSON = ["method": "POST", "path": "/parse/login", "body": ["username": "nobody", "password": "x"]]
+        let failed = try await server.request("POST", "/batch", json: ["requests": [wrong, unknown]])
+        #expect(failed.json.arrayValue?.map { $0["error"]?["code"] } == [101, 101])
+        // A password changed in a batch: the log-in after it needs the new one.
+        let token = results[1]["success"]?["sessionToken"]?.stringValue ?? ""
+        let userId = results[0]["success"]?["objectId"]?.stringValue ?? ""
+        let change: [JSON] = [
+            ["method": "PUT", "path": .string("/parse/users/\(userId)"), "body": ["password": "second"]],
+            ["method": "POST", "path": "/parse/login", "body": ["username": "cy", "password": "first"]],
+            ["method": "POST", "path": "/parse/login", "body": ["username": "cy", "password": "second"]],
+        ]
+        let changed = try await server.request("POST", "/batch", json: ["requests": .array(change)],
+                                               headers: ["X-Parse-Session-Token": token])
+        let outcomes = changed.json.arrayValue ?? []
+        #expect(outcomes.count == 3)
+        #expect(outcomes.first?["success"]?["updatedAt"] != nil, "\(changed.text)")
+        #expect(outcomes.dropFirst().first?["error"]?["code"] == 101)
+        #expect(outcomes.last?["success"]?["sessionToken"] != nil)
     }
 }

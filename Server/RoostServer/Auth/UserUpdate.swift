@@ -11,7 +11,7 @@ enum UserUpdate {
         try checkSelf(userId, context: context, refusal: "Cannot modify user \(userId).")
         let credentials = try UserWriter.credentials(from: body, context: context)
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: false)
-        let hash = try credentials.password.map { try context.config.passwordHasher.hash($0) }  // Before taking the writer.
+        let hash = try credentials.password.map { try context.hashPassword($0) }  // Before taking the writer (hashed ahead inside a batch).
         return try context.write { db in
             let schema = try UserStore.schema(in: db)
             guard var user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded() else { throw ObjectWriter.objectNotFound }

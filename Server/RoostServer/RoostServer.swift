@@ -22,6 +22,7 @@ public final class RoostServer: @unchecked Sendable {
     private let faults: FaultInjection
     private var writeBatcher: WriteBatcher!
     private let passwordWorkers = PasswordWorkers(count: ProcessInfo.processInfo.activeProcessorCount)
+    private let memoryTrim = MemoryTrim()
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
@@ -96,6 +97,7 @@ public final class RoostServer: @unchecked Sendable {
         case .failure(let error): response = makeErrorResponse(error, logger: logger)
         }
         faults.apply(to: &response, for: request)
+        if request.body.count >= MemoryTrim.threshold || response.body.count >= MemoryTrim.threshold { memoryTrim.afterLargeRequest() }
         let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
         // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
         // credentials (GET /login).
@@ -222,11 +224,15 @@ public final class RoostServer: @unchecked Sendable {
         return try handler(request, context, parameters)
     }
 
+    /// The most JSON values a request body may hold: about what MongoDB's 16 MB document limit lets
+    /// a Parse Server store, and ~100 MB at most once parsed (10 million zeros took ~600 MB).
+    static let maximumBodyValues = 1_000_000
+
     /// Parse clients send JSON whatever the Content-Type (the JS SDK uses `text/plain`).
     private func parseBody(_ bytes: [UInt8]) throws -> JSON? {
         guard bytes.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return nil }
         do {
-            return try JSONParser.parse(bytes)
+            return try JSONParser.parse(bytes, maximumValues: RoostServer.maximumBodyValues)
         } catch let error as JSONParseError {
             throw ParseError(.invalidJSON, "Invalid JSON: \(error.description)")
         }

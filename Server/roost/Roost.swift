@@ -28,7 +28,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
     @Option(help: "Let clients create classes by writing to them: true or false (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default true).")
     var allowClientClassCreation: Bool?
-    @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
+    @Option(help: "Comma-separated addresses or CIDR ranges the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
     @Option(help: "HTTP worker threads (env ROOST_THREADS, default 4).") var threads: Int?
     @Option(help: "Keep each HTTP thread on one CPU: true or false (env ROOST_PIN_THREADS, default true).")
@@ -62,7 +62,12 @@ struct Serve: ParsableCommand {
             config.allowClientClassCreation = try parse(value, "allow-client-class-creation", Bool.init)
         }
         if let value = setting(masterKeyIps, "MASTER_KEY_IPS") {
-            config.masterKeyIPs = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            do {
+                config.masterKeyIPs = try AddressRange.list(value)
+            } catch let error as AddressRange.InvalidEntry {
+                let source = masterKeyIps != nil ? "--master-key-ips" : "ROOST_MASTER_KEY_IPS"
+                throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
+            }
         }
         if let value = setting(threads.map(String.init), "THREADS") { config.threads = max(1, try parse(value, "threads", Int.init)) }
         if let value = setting(pinThreads.map(String.init), "PIN_THREADS") {

@@ -34,6 +34,9 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
         case .routeNotFound(let method, let path):
             return (404, ["error": .string("Cannot \(method) \(path)")], false)
         }
+    case let sqliteError as SQLiteError where sqliteError.isDiskFull:
+        // Still a server fault (logged with its cause), but one the operator can act on: say so.
+        return (500, ["code": 1, "error": "database or disk is full"], true)
     default:
         return (500, ["code": 1, "error": "Internal server error."], true)
     }

@@ -170,8 +170,8 @@ public final class RoostServer: @unchecked Sendable {
                 return try run()
             }
             later.suspend()
-            passwordWorkers.submit { [self] in
-                PasswordPreparation.prepare(passwordWork, context: context)
+            let steps = passwordWork.map { item in { PasswordPreparation.prepare([item], context: context) } }
+            passwordWorkers.submitInTurns(steps[...]) { [self] in
                 let reply = Result { try run() }
                 later.send { [self] in finish(reply, of: request, started: started, logger: logger) }
             }

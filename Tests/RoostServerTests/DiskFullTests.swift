@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+@testable import RoostServer
 import RoostTestSupport
 import Testing
 
@@ -39,6 +40,32 @@ import Testing
         #expect(try await server.request("GET", "/health", appId: false).status == 200)
         #expect(try await server.request("GET", "/classes/Blob", query: ["limit": "1", "keys": "objectId"]).status == 200)
         #expect(server.log().contains("database or disk is full"))
+    }
+
+    /// A log write cut short by a full disk leaves one line cut, never two lines run together: once
+    /// there is room again, the next line starts on a line of its own.
+    @Test(.enabled(if: DiskFullTests.canMountTmpfs, "mounting a tmpfs is not permitted here"))
+    func logLinesAfterAFullDiskStayWhole() throws {
+        let point = try DiskFullTests.makeMountPoint()
+        defer { try? FileManager.default.removeItem(atPath: point) }
+        try #require(DiskFullTests.mountTmpfs(at: point, size: "8k"))  // Two pages.
+        defer { DiskFullTests.unmount(point) }
+        let filler = point + "/filler"
+        try #require(FileManager.default.createFile(atPath: filler, contents: Data(count: 4096)))
+        let logPath = point + "/log"
+        let descriptor = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let sink = LogSink(fileDescriptor: descriptor)
+        // 6,300 bytes of 63-byte lines: the page left holds 65 lines and part of the 66th.
+        for index in 0..<100 { sink.append(Array("line \(String(index + 1000)) \(String(repeating: "x", count: 52))\n".utf8), urgent: false) }
+        sink.flush()
+        try FileManager.default.removeItem(atPath: filler)  // Room again.
+        sink.append(Array("after the disk was full\n".utf8), urgent: true)
+        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 68, "\(lines.suffix(3))")  // 65 whole, the cut one, the new one, "" after the last newline.
+        #expect(lines.suffix(2) == ["after the disk was full", ""])
+        #expect(lines.prefix(65).allSatisfy { $0.count == 62 && $0.hasPrefix("line 1") })
     }
 
     static func makeMountPoint() throws -> String {

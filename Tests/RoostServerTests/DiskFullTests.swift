@@ -40,6 +40,11 @@ import Testing
         #expect(try await server.request("GET", "/health", appId: false).status == 200)
         #expect(try await server.request("GET", "/classes/Blob", query: ["limit": "1", "keys": "objectId"]).status == 200)
         #expect(server.log().contains("database or disk is full"))
+        // An uploaded file that finds no room is told the same.
+        let upload = try await server.request("POST", "/files/big.bin", body: Data(count: 1 << 20),
+                                              headers: ["Content-Type": "application/octet-stream"], master: true)
+        #expect(upload.status == 500 && upload.code == 1, "\(upload.text)")
+        #expect(upload.json["error"] == "database or disk is full")
     }
 
     /// A log write cut short by a full disk leaves one line cut, never two lines run together: once

@@ -23,6 +23,7 @@ public final class RoostServer: @unchecked Sendable {
     private let faults: FaultInjection
     private var writeBatcher: WriteBatcher!
     private let passwordWorkers = PasswordWorkers(count: ProcessInfo.processInfo.activeProcessorCount)
+    private let memoryTrim = MemoryTrim()
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
@@ -109,6 +110,7 @@ public final class RoostServer: @unchecked Sendable {
         case .failure(let error): response = makeErrorResponse(error, logger: logger)
         }
         faults.apply(to: &response, for: request)
+        if request.body.count >= MemoryTrim.threshold || response.body.count >= MemoryTrim.threshold { memoryTrim.afterLargeRequest() }
         let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
         // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
         // credentials (GET /login).
@@ -159,24 +161,36 @@ public final class RoostServer: @unchecked Sendable {
         let user = isLogin ? nil : try credentials.sessionToken.map { try authenticate($0) }
         let context = RequestContext(
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
-            requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil)
+            requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,
+            passwords: PreparedPasswords(hasher: config.passwordHasher))
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
         if method == "GET", PropertyList.wants(request.headers["accept"]) {
             let response = try dispatch(apiRequest, context)
             return HTTPResponse(status: response.status, headers: response.headers + [("Content-Type", PropertyList.contentType)],
                                 body: PropertyList.encode(response.body))
         }
-        if let idempotencyKey = request.headers["x-parse-request-id"], Idempotency.applies(method: method, segments: segments) {
+        let idempotencyKey = request.headers["x-parse-request-id"].flatMap { Idempotency.applies(method: method, segments: segments) ? $0 : nil }
+        let run = { [self] () throws -> HTTPResponse in
+            guard let idempotencyKey else { return encode(try dispatch(apiRequest, context)) }
             return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
         }
-        if let later, PasswordWorkers.accepts(apiRequest) {
+        // Passwords are hashed and checked first, on a password worker: never inside a write (a batch's,
+        // an idempotent request's), which would hold every other write meanwhile.
+        let passwordWork = PasswordPreparation.requests(in: apiRequest, mountPath: mount, batchLimit: config.maxBatchSize)
+        if !passwordWork.isEmpty {
+            guard let later else {
+                PasswordPreparation.prepare(passwordWork, context: context)
+                return try run()
+            }
             later.suspend()
-            passwordWorkers.submit { [self] in
-                let reply = Result { encode(try dispatch(apiRequest, context)) }
+            let steps = passwordWork.map { item in { PasswordPreparation.prepare([item], context: context) } }
+            passwordWorkers.submitInTurns(steps[...]) { [self] in
+                let reply = Result { try run() }
                 later.send { [self] in finish(reply, of: request, started: started, logger: logger) }
             }
             return nil
         }
+        if idempotencyKey != nil { return try run() }
         if let later, WriteBatcher.accepts(apiRequest) {
             later.suspend()
             writeBatcher.submit(apiRequest, context) { [self] outcome in
@@ -223,11 +237,15 @@ public final class RoostServer: @unchecked Sendable {
         return try handler(request, context, parameters)
     }
 
+    /// The most JSON values a request body may hold: about what MongoDB's 16 MB document limit lets
+    /// a Parse Server store, and ~100 MB at most once parsed (10 million zeros took ~600 MB).
+    static let maximumBodyValues = 1_000_000
+
     /// Parse clients send JSON whatever the Content-Type (the JS SDK uses `text/plain`).
     private func parseBody(_ bytes: [UInt8]) throws -> JSON? {
         guard bytes.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return nil }
         do {
-            return try JSONParser.parse(bytes)
+            return try JSONParser.parse(bytes, maximumValues: RoostServer.maximumBodyValues)
         } catch let error as JSONParseError {
             throw ParseError(.invalidJSON, "Invalid JSON: \(error.description)")
         }

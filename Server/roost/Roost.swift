@@ -37,7 +37,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
     @Flag(inversion: .prefixedNo, help: "Let clients create classes by writing to them (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default on).")
     var allowClientClassCreation: Bool?
-    @Option(help: "Comma-separated addresses the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
+    @Option(help: "Comma-separated addresses or CIDR ranges the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
     var masterKeyIps: String?
     // Unconditional: `--threads -3` reaches the range check (and its error) instead of reading as a missing value.
     @Option(parsing: .unconditional, help: "HTTP worker threads, 1 to 1024 (env ROOST_THREADS, default 4).") var threads: Int?
@@ -83,7 +83,12 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(maxBody, "max-body", in: 0...Int.max) { config.maxBodyBytes = value }
         if let value = try settings.boolean(allowClientClassCreation, "allow-client-class-creation") { config.allowClientClassCreation = value }
         if let value = settings.string(masterKeyIps, "master-key-ips") {
-            config.masterKeyIPs = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            do {
+                config.masterKeyIPs = try AddressRange.list(value)
+            } catch let error as AddressRange.InvalidEntry {
+                let source = masterKeyIps != nil ? "--master-key-ips" : Settings.variable(for: "master-key-ips")
+                throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
+            }
         }
         if let value = try settings.integer(threads, "threads", in: 1...1024) { config.threads = value }
         if let value = try settings.boolean(pinThreads, "pin-threads") { config.pinThreads = value }

@@ -48,7 +48,11 @@ static inline int roost_listen(const char *host, uint16_t port, int backlog)
     if (fd < 0) return -1;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (storage.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (storage.ss_family == AF_INET6) {
+        // `::` takes IPv4 too (dual-stack; IPv4 peers show as ::ffff:a.b.c.d); a given IPv6 address, only itself.
+        int v6only = IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) ? 0 : 1;
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+    }
     if (bind(fd, (const struct sockaddr *)&storage, length) != 0 || listen(fd, backlog) != 0) {
         close(fd);
         return -1;

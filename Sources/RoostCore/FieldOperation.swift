@@ -85,7 +85,8 @@ public enum FieldOperation: Equatable, Sendable {
 
     /// The field's value after this operation, given its current value (`nil` when absent).
     /// `nil` means the field is removed.
-    /// - Throws: `ParseError` 111 when the current value has the wrong type for the operation.
+    /// - Throws: `ParseError` 111 when the current value has the wrong type for the operation, 107 when
+    ///   an Increment's result is out of a Double's range.
     public func applied(to current: JSON?) throws -> JSON? {
         switch self {
         case .set(let value): return value
@@ -93,7 +94,11 @@ public enum FieldOperation: Equatable, Sendable {
         case .increment(let amount):
             switch current {
             case nil, .null?: return .number(amount)
-            case .number(let value)?: return .number(value + amount)
+            case .number(let value)?:
+                // Past a Double's range the sum is infinity, which JSON cannot hold (it was stored, and read back as null).
+                let sum = value + amount
+                guard sum.isFinite else { throw ParseError(.invalidJSON, "Increment overflows: the result is out of range.") }
+                return .number(sum)
             default: throw ParseError(.incorrectType, "Cannot increment a non-number field")
             }
         case .add(let objects):

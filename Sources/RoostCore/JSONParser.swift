@@ -6,32 +6,36 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
 
 /// A strict RFC 8259 parser over UTF-8 bytes.
 ///
-/// It refuses invalid UTF-8, control characters inside strings, trailing garbage and nesting
-/// deeper than `maximumDepth`, so hostile bodies fail fast instead of exhausting the stack.
+/// It refuses invalid UTF-8, control characters inside strings, trailing garbage, nesting deeper
+/// than `maximumDepth` and more than `maximumValues` values in all, so hostile bodies fail fast
+/// instead of exhausting the stack or the memory (a 20 MB body `[0,0,…]` is 10 million values,
+/// ~600 MB as `JSON`).
 public struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     public static let defaultMaximumDepth = 64
 
     /// Parses one JSON value from `bytes`.
     /// - Throws: `JSONParseError` when the text is not exactly one valid JSON value.
-    public static func parse<Bytes: Collection>(_ bytes: Bytes, maximumDepth: Int = defaultMaximumDepth) throws -> JSON
+    /// - Parameter maximumValues: the most values (each scalar, array and object counts one) accepted.
+    public static func parse<Bytes: Collection>(_ bytes: Bytes, maximumDepth: Int = defaultMaximumDepth,
+                                                maximumValues: Int = .max) throws -> JSON
     where Bytes.Element == UInt8 {
         let result = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { try parseBuffer(buffer, maximumDepth: maximumDepth) }
+            Result { try parseBuffer(buffer, maximumDepth: maximumDepth, maximumValues: maximumValues) }
         }
         if let result { return try result.get() }
         let copy = Array(bytes)
-        return try copy.withUnsafeBufferPointer { try parseBuffer($0, maximumDepth: maximumDepth) }
+        return try copy.withUnsafeBufferPointer { try parseBuffer($0, maximumDepth: maximumDepth, maximumValues: maximumValues) }
     }
 
     /// Parses one JSON value from a string.
-    public static func parse(_ text: String, maximumDepth: Int = defaultMaximumDepth) throws -> JSON {
+    public static func parse(_ text: String, maximumDepth: Int = defaultMaximumDepth, maximumValues: Int = .max) throws -> JSON {
         var text = text
-        return try text.withUTF8 { try parseBuffer($0, maximumDepth: maximumDepth) }
+        return try text.withUTF8 { try parseBuffer($0, maximumDepth: maximumDepth, maximumValues: maximumValues) }
     }
 
-    private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) throws -> JSON {
-        var reader = Reader(bytes: buffer, maximumDepth: maximumDepth)
+    private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int, maximumValues: Int) throws -> JSON {
+        var reader = Reader(bytes: buffer, maximumDepth: maximumDepth, maximumValues: maximumValues)
         reader.skipWhitespace()
         let value = try reader.readValue(depth: 0)
         reader.skipWhitespace()
@@ -43,11 +47,16 @@ public struct JSONParser {
 private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
+    let maximumValues: Int
+    /// Counts down: one counter per value is the whole cost of the bound.
+    var valuesLeft: Int
     var index = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, maximumValues: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
+        self.maximumValues = maximumValues
+        valuesLeft = maximumValues
     }
 
     var isAtEnd: Bool { index >= bytes.count }
@@ -67,6 +76,8 @@ private struct Reader {
 
     mutating func readValue(depth: Int) throws -> JSON {
         guard index < bytes.count else { throw error("unexpected end of input") }
+        valuesLeft -= 1
+        guard valuesLeft >= 0 else { throw error("more than \(maximumValues) values") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try readObject(depth: depth + 1)
         case UInt8(ascii: "["): return try readArray(depth: depth + 1)

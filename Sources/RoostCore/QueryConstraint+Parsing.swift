@@ -64,6 +64,9 @@ extension QueryConstraint {
         case "$gt": return .greaterThan(try constraintValue(operand))
         case "$gte": return .greaterThanOrEqualTo(try constraintValue(operand))
         case "$all" where operand.arrayValue?.first?["$regex"] != nil:
+            guard operand.arrayValue!.count <= maximumListValues else {
+                throw ParseError(.invalidQuery, "$all takes at most \(maximumListValues) values.")
+            }
             // The JS SDK's containsAllStartingWith: every regex must match some element.
             let regexes = try operand.arrayValue!.map { element -> FieldCondition in
                 guard let pattern = element["$regex"]?.stringValue else { throw ParseError(.invalidJSON, "bad $all value") }
@@ -72,6 +75,9 @@ extension QueryConstraint {
             return .containsAllMatching(regexes)
         case "$in", "$nin", "$all", "$containedBy":
             guard let values = operand.arrayValue else { throw ParseError(.invalidJSON, "bad \(op) value") }
+            guard values.count <= maximumListValues else {
+                throw ParseError(.invalidQuery, "\(op) takes at most \(maximumListValues) values.")
+            }
             let parsed = try values.map { try constraintValue($0) }
             switch op {
             case "$in": return .containedIn(parsed)

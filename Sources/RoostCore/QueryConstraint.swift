@@ -24,6 +24,9 @@ public indirect enum QueryConstraint: Equatable, Sendable {
 
     /// The most nodes a `where` may have; SQLite refuses expressions much deeper than this.
     public static let maximumComplexity = 500
+    /// The most values of one `$in`, `$nin`, `$all` or `$containedBy`: each becomes a value in memory and
+    /// in the SQL's lists (10 million took ~2 GB).
+    public static let maximumListValues = 100_000
     /// The deepest nesting of `$inQuery`/`$select` and their negations.
     public static let maximumSubqueryDepth = 8
 }

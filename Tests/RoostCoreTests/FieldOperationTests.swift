@@ -103,4 +103,15 @@ import Testing
         #expect(!FieldOperation.set(1).echoesResult)
         #expect(!FieldOperation.delete.echoesResult)
     }
+
+    /// A sum past a Double's range is refused, never stored as infinity (written as `null`).
+    @Test(arguments: [(1.7e308, 1.7e308), (-1.7e308, -1.7e308), (Double.greatestFiniteMagnitude, Double.greatestFiniteMagnitude)])
+    func anOverflowingIncrementIsRefused(current: Double, amount: Double) {
+        #expect(throws: ParseError.self) { try FieldOperation.increment(amount).applied(to: .number(current)) }
+    }
+
+    @Test func anIncrementUpToTheLimitAdds() throws {
+        #expect(try FieldOperation.increment(1.7e308).applied(to: .number(-1.7e308)) == .number(0))
+        #expect(try FieldOperation.increment(1e308).applied(to: .number(7e307))?.numberValue?.isFinite == true)
+    }
 }

@@ -148,6 +148,39 @@ import Testing
         api.expectNeverShown(["pw-carol-convert", "pw-bob-convert"])
     }
 
+    /// Parallel conversions of one anonymous user: the first to commit wins; the others find their
+    /// session revoked (209) inside the write and change nothing (before, all succeeded, the last
+    /// renaming the account and revoking the winner's new session).
+    @Test func parallelConversionsHaveOneWinner() async throws {
+        let api = try RecordingServer()
+        let created = try await api.anonymous(newAnonymousId())
+        let id = try #require(created.json["objectId"]?.stringValue)
+        let token = try #require(created.json["sessionToken"]?.stringValue)
+        let attempts = 6
+        let replies = try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
+            for index in 0..<attempts {
+                group.addTask {
+                    (index, try await api.send("PUT", "/users/\(id)", json: [
+                        "username": .string("racer\(index)"), "password": .string("pw-racer-\(index)"), "authData": ["anonymous": nil],
+                    ], token: token))
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        let winners = replies.filter { $0.value.status == 200 }
+        #expect(winners.count == 1, "\(replies.values.map(\.text))")
+        for (_, reply) in replies where reply.status != 200 {
+            #expect([209, 202].contains(reply.code), "\(reply.status) \(reply.text)")
+            #expect(reply.status == 400)
+        }
+        let (winner, reply) = try #require(winners.first)
+        let newToken = try #require(reply.json["sessionToken"]?.stringValue)
+        let me = try await api.me(newToken)
+        #expect(me.status == 200)
+        #expect(me.json["username"] == .string("racer\(winner)"))
+        #expect(try await api.logIn("racer\(winner)", "pw-racer-\(winner)").id == id)
+    }
+
     @Test func conversionToATakenUsernameChangesNothing() async throws {
         let api = try RecordingServer()
         _ = try await api.signUp("Dave", "pw-dave-taken", ["email": "dave@example.com"])

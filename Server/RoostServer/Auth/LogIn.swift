@@ -6,9 +6,8 @@ enum LogIn {
     /// same 101 after the same hashing work, so the reply does not tell which it was.
     static func handle(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
         let (user, hash, password) = try authenticate(request, context: context)
-        let hasher = context.config.passwordHasher
         // Hashed with older parameters (`--password-iterations` changed): store it again with the current ones.
-        let upgraded = hasher.needsRehash(hash) ? try hasher.hash(password) : nil
+        let upgraded = context.config.passwordHasher.needsRehash(hash) ? try context.hashPassword(password) : nil
         let token = try context.write { db -> String in
             if let upgraded { try UserStore.setPasswordHash(upgraded, of: user.objectId, in: db) }
             return try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
@@ -46,6 +45,28 @@ enum LogIn {
     /// lacks them (URL values are plain strings: a password `12345678` is not a number); both
     /// `username` and `email` given must both match; a `username` also matches an email.
     private static func authenticate(_ request: APIRequest, context: RequestContext) throws -> (StoredObject, String, String) {
+        let invalid = ParseError(.objectNotFound, "Invalid username/password.")
+        let (password, found) = try lookUp(request, context: context)
+        guard let (user, hash) = found else {
+            context.passwords.simulateVerification(holdingWriter: context.transaction != nil)
+            throw invalid
+        }
+        guard context.verifyPassword(password, against: hash) else { throw invalid }
+        return (user, hash, password)
+    }
+
+    /// The password work of a log-in, done ahead of the write (`PasswordPreparation`): the check, the
+    /// time of one for an unknown user, and the new hash when the stored one has older parameters.
+    static func preparePasswords(_ request: APIRequest, context: RequestContext) throws {
+        let (password, found) = try lookUp(request, context: context)
+        guard let (_, hash) = found else { return context.passwords.prepareSimulatedVerification() }
+        if context.verifyPassword(password, against: hash), context.config.passwordHasher.needsRehash(hash) {
+            try context.passwords.prepareHash(of: password)
+        }
+    }
+
+    /// The password given and, when known, the user it names with their stored hash.
+    private static func lookUp(_ request: APIRequest, context: RequestContext) throws -> (String, (StoredObject, String)?) {
         var fields: [String: JSON] = [:]
         if case .object(let members)? = request.body { fields = members }
         if (!isTruthy(fields["username"]) && request.query["username"] != nil)
@@ -62,8 +83,6 @@ enum LogIn {
         else { throw invalid }
         let name = isTruthy(username) ? username?.stringValue : nil
         let address = isTruthy(email) ? email?.stringValue : nil
-        let hasher = context.config.passwordHasher
-
         let found = try context.read { db -> (StoredObject, String)? in
             guard let schema = try SchemaStore.load(UserStore.className, in: db),
                 let user = try UserStore.find(username: name, email: address, schema: schema, in: db)?.decoded(),
@@ -71,12 +90,7 @@ enum LogIn {
             else { return nil }
             return (user, hash)
         }
-        guard let (user, hash) = found else {
-            hasher.simulateVerification()
-            throw invalid
-        }
-        guard hasher.verify(password, against: hash) else { throw invalid }
-        return (user, hash, password)
+        return (password, found)
     }
 
     /// JavaScript truthiness, which Parse's checks use: `null`, `false`, `0` and `""` count as missing.

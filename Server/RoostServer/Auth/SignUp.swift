@@ -28,7 +28,7 @@ enum SignUp {
                                "sessionToken": update.body["sessionToken"] ?? .null]
             return APIResponse(status: 201, body: reply, headers: [location(caller.id, context)])
         }
-        let hash = try context.config.passwordHasher.hash(password)  // Before taking the writer.
+        let hash = try context.hashPassword(password)  // Before taking the writer (hashed ahead inside a batch).
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
         return try context.write { db in
             let schema = try UserStore.schema(in: db)

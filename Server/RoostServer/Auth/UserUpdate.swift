@@ -11,10 +11,12 @@ enum UserUpdate {
         try checkSelf(userId, context: context, refusal: "Cannot modify user \(userId).")
         let credentials = try UserWriter.credentials(from: body, context: context)
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: false)
-        let hash = try credentials.password.map { try context.config.passwordHasher.hash($0) }  // Before taking the writer.
+        let hash = try credentials.password.map { try context.hashPassword($0) }  // Before taking the writer (hashed ahead inside a batch).
+        let setsCredentials = credentials.username != nil || credentials.password != nil
         return try context.write { db in
             let schema = try UserStore.schema(in: db)
             guard var user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded() else { throw ObjectWriter.objectNotFound }
+            if setsCredentials, !context.isMaster, let caller = context.user { try checkStillEntitled(caller, userId, in: db) }
             try UserWriter.checkUnique(credentials, userId: userId, schema: schema, in: db)
             let extended = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
             user.fields = try UserWriter.applying(credentials, changes, to: user.fields)
@@ -46,6 +48,26 @@ enum UserUpdate {
             try SessionStore.deleteAll(userId: userId, in: db)
         }
         return APIResponse(body: [:])
+    }
+
+    /// Re-checked inside the write, for a request of the same user that committed first: two parallel
+    /// conversions of an anonymous user both succeeded, the later renaming the account and revoking the
+    /// earlier one's new session. The caller's session must still exist (a password change revokes the
+    /// others: 209, as Parse answers a revoked token), and one from an anonymous log-in may only
+    /// convert a user that is still anonymous (202, as for a taken account).
+    private static func checkStillEntitled(_ caller: AuthenticatedUser, _ userId: String, in db: SQLiteConnection) throws {
+        guard let session = try SessionStore.find(objectId: caller.sessionId, in: db) else {
+            throw ParseError(.invalidSessionToken, "Invalid session token")
+        }
+        if session.createdWith["authProvider"] == "anonymous", try !isAnonymous(userId, in: db) {
+            throw ParseError(.usernameTaken, "Account already exists for this username.")
+        }
+    }
+
+    /// Whether the user is still anonymous: linked to an anonymous id, without a password (which a conversion sets).
+    private static func isAnonymous(_ userId: String, in db: some SQLQuerying) throws -> Bool {
+        guard let link = try UserStore.fetch(userId, in: db)?.fields["authData"]?["anonymous"], link != .null else { return false }
+        return try UserStore.passwordHash(of: userId, in: db) == nil
     }
 
     /// 206 unless the caller is this user or holds the master key.

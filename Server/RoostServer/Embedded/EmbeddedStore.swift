@@ -68,6 +68,7 @@ public final class EmbeddedStore {
 
     private func masterContext() -> RequestContext {
         RequestContext(config: config, storage: storage, isMaster: true, user: nil, installationId: nil,
-                       requestId: "embedded", logger: .init(label: "roost.embedded"), publicURL: "", transaction: nil)
+                       requestId: "embedded", logger: .init(label: "roost.embedded"), publicURL: "", transaction: nil,
+                       passwords: PreparedPasswords(hasher: config.passwordHasher))
     }
 }

@@ -73,6 +73,17 @@ enum BatchRoute {
 
     /// A sub-request. As in Parse, one unroutable item fails the whole batch before anything runs.
     private static func subRequest(_ item: JSON, mountPath: String, router: Router) throws -> APIRequest {
+        let request = try describedRequest(item, mountPath: mountPath)
+        guard router.match(method: request.method, segments: request.segments) != nil else {
+            let rawPath = HTTPRequest.splitTarget(item["path"]?.stringValue ?? "").0
+            // Parse names the path without its mount.
+            throw ParseError(.invalidJSON, "cannot route \(request.method) \(rawPath.dropFirst(mountPath.count))")
+        }
+        return request
+    }
+
+    /// The request an item of a batch's `requests` describes, whether or not a route takes it.
+    static func describedRequest(_ item: JSON, mountPath: String) throws -> APIRequest {
         guard case .object(let fields) = item, let path = fields["path"]?.stringValue else {
             throw ParseError(.invalidJSON, "batch request path must be a string")
         }
@@ -83,9 +94,6 @@ enum BatchRoute {
         guard rawPath.hasPrefix(mountPath + "/") else { throw ParseError(.invalidJSON, "cannot route batch path \(path)") }
         let segments = rawPath.dropFirst(mountPath.count).split(separator: "/").map { HTTPRequest.percentDecode($0, plusIsSpace: false) }
         if segments.first == "batch" { throw ParseError(.invalidJSON, "nested batch requests are not allowed") }
-        guard router.match(method: method, segments: segments) != nil else {
-            throw ParseError(.invalidJSON, "cannot route \(method) \(rawPath.dropFirst(mountPath.count))")  // Parse names the path without its mount.
-        }
         var request = APIRequest(method: method, segments: segments, body: fields["body"], query: query)
         request.requestId = fields["requestId"]?.stringValue
         return request

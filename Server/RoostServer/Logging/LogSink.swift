@@ -16,6 +16,8 @@ public final class LogSink: @unchecked Sendable {
     private let writeLock = NSLock()
     private var pending: [UInt8] = []
     private var flusherStarted = false
+    /// Whether the last write stopped inside a line (the disk filled up); guarded by `writeLock`.
+    private var endsMidLine = false
     /// Past this many buffered bytes the appending thread writes them itself (the disk is behind).
     private static let maximumBuffered = 1 << 20
     /// How long the flusher lets lines gather before one write.
@@ -62,15 +64,19 @@ public final class LogSink: @unchecked Sendable {
         }
     }
 
+    /// Called with `writeLock` held.
     private func write(_ bytes: [UInt8]) {
+        // A line cut short by a full disk is ended first, so it does not swallow the next line written.
+        let bytes = endsMidLine ? [UInt8(ascii: "\n")] + bytes : bytes
+        var offset = 0
         bytes.withUnsafeBytes { raw in
-            var offset = 0
             while offset < raw.count {
                 let written = Glibc.write(fileDescriptor, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return }  // Nowhere to log to: drop rather than spin.
+                guard written > 0 else { return }  // Nowhere to log to (a full disk): drop rather than spin.
                 offset += written
             }
         }
+        if offset > 0 { endsMidLine = bytes[offset - 1] != UInt8(ascii: "\n") }
     }
 }

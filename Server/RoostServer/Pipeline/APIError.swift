@@ -1,3 +1,4 @@
+import Foundation
 import RoostCore
 
 /// Errors that are not Parse errors but still answer the client with a fixed shape.
@@ -34,7 +35,20 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
         case .routeNotFound(let method, let path):
             return (404, ["error": .string("Cannot \(method) \(path)")], false)
         }
+    case _ where isOutOfSpace(error):
+        // Still a server fault (logged with its cause), but one the operator can act on: say so.
+        return (500, ["code": 1, "error": "database or disk is full"], true)
     default:
         return (500, ["code": 1, "error": "Internal server error."], true)
     }
+}
+
+/// Whether `error` is the disk (or the database's file system) running out of room: SQLITE_FULL, or
+/// ENOSPC from a file write (an uploaded file).
+private func isOutOfSpace(_ error: Error) -> Bool {
+    if let sqliteError = error as? SQLiteError { return sqliteError.isDiskFull }
+    if let cocoaError = error as? CocoaError, cocoaError.code == .fileWriteOutOfSpace { return true }
+    if let posixError = error as? POSIXError { return posixError.code == .ENOSPC }
+    let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+    return underlying.map { $0.domain == NSPOSIXErrorDomain && $0.code == Int(ENOSPC) } ?? false
 }

@@ -68,7 +68,7 @@ struct Credentials {
             throw APIError.unauthorized
         }
         let isMaster = masterKey.map { !config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey) } ?? false
-        if isMaster, !config.masterKeyIPs.contains(clientAddress), !config.masterKeyIPs.contains("0.0.0.0/0") {
+        if isMaster, !config.masterKeyIPs.contains(where: { $0.contains(clientAddress) }) {
             throw APIError.unauthorized
         }
         // As Parse: once any client key is configured, one of them must match its own header.

@@ -47,6 +47,17 @@ final class PasswordWorkers: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Runs `steps` as separate jobs, each queued behind the work submitted meanwhile, then `completion`
+    /// (in the last step's job): a request with many password steps (a batch of 50 log-ins) takes turns
+    /// with other requests instead of keeping a worker to itself for the whole batch.
+    func submitInTurns(_ steps: ArraySlice<() -> Void>, then completion: @escaping () -> Void) {
+        submit { [self] in
+            steps.first?()
+            let rest = steps.dropFirst()
+            if rest.isEmpty { completion() } else { submitInTurns(rest, then: completion) }
+        }
+    }
+
     /// Runs what is queued, then ends the threads.
     func stop() {
         condition.lock()

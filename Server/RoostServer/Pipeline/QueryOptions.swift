@@ -37,10 +37,12 @@ struct QueryOptions {
             }
             switch name {
             case "where":
-                // A body may carry `where` as a JSON string, as the URL always does.
+                // A body may carry `where` as a JSON string, as the URL always does (bounded as a body is).
                 var constraint = value
                 if case .string(let text) = value {
-                    guard let parsed = try? JSONParser.parse(text) else { throw ParseError(.invalidJSON, "where is not valid JSON") }
+                    guard let parsed = try? JSONParser.parse(text, maximumValues: RoostServer.maximumBodyValues) else {
+                        throw ParseError(.invalidJSON, "where is not valid JSON")
+                    }
                     constraint = parsed
                 }
                 guard case .object(let members) = constraint else { throw ParseError(.invalidQuery, "where must be a JSON object") }

@@ -16,6 +16,8 @@ struct RequestContext {
     let publicURL: String
     /// Set inside a batch or an idempotent request: the write transaction its writes share.
     var transaction: SQLiteConnection?
+    /// The request's password hashes and checks, computed before the writer is taken (`PasswordPreparation`).
+    let passwords: PreparedPasswords
     /// Set inside a write that commits later (a batch, an idempotent request): what to do once it
     /// has committed (`after` trigger webhooks).
     var afterCommit: AfterCommit?
@@ -54,6 +56,16 @@ struct RequestContext {
     func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
         return try storage.read(body)
+    }
+
+    /// The stored form of a new password; inside the writer, only one hashed ahead (see `PreparedPasswords`).
+    func hashPassword(_ password: String) throws -> String {
+        try passwords.hash(password, holdingWriter: transaction != nil)
+    }
+
+    /// Whether `password` matches the stored form; inside the writer, only from a check made ahead.
+    func verifyPassword(_ password: String, against stored: String) -> Bool {
+        passwords.verify(password, against: stored, holdingWriter: transaction != nil)
     }
 
     /// The ACL subjects the caller holds, for `FindQuery.readableBy`; `nil` (everything) for the master key.

@@ -194,6 +194,8 @@ struct SQLiteError: Error, CustomStringConvertible {
     // SQLITE_CONSTRAINT_PRIMARYKEY and _UNIQUE are macros Swift cannot import: SQLITE_CONSTRAINT | n << 8.
     var isPrimaryKeyViolation: Bool { code == SQLITE_CONSTRAINT | (6 << 8) }
     var isUniqueViolation: Bool { code == SQLITE_CONSTRAINT | (8 << 8) }
+    /// SQLITE_FULL: the disk (or the file system holding the database) has no room left.
+    var isDiskFull: Bool { code & 0xFF == SQLITE_FULL }
 
     var description: String { "SQLite error \(code): \(message)" }
 }

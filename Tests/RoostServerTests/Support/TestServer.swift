@@ -37,8 +37,8 @@ final class TestServer: @unchecked Sendable {
             environment: environment.merging(["ROOST_EXIT_WITH_PARENT": "1"]) { _, harness in harness }, stdout: output.write, stderrPath: logFile.path)
         close(output.write)
         guard let seen = ChildProcess.read(output.read, until: "listening on"),
-            let range = seen.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression),
-            let found = Int(seen[range].dropFirst("127.0.0.1:".count).dropLast())
+            let range = seen.range(of: #":(\d+)/"#, options: .regularExpression),  // After any host (`--host ::`).
+            let found = Int(seen[range].dropFirst().dropLast())
         else { throw TestServerError.exited(output: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "") }
         port = found
     }

@@ -11,18 +11,31 @@
 import Foundation
 import Roost
 
-let environment = ProcessInfo.processInfo.environment
-let client = try RoostClient(.init(
-    serverURL: URL(string: environment["ROOST_SERVER_URL"] ?? "http://127.0.0.1:1337/parse")!,
-    applicationId: environment["ROOST_APP_ID"] ?? "roost",
-    storageDirectory: environment["ROOST_STORAGE_DIR"].map { URL(fileURLWithPath: $0) },
-    requestTimeout: 5))
-client.enableAutomaticUser()
-let pinName = "todos"
-
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
     exit(1)
+}
+
+let environment = ProcessInfo.processInfo.environment
+let serverAddress = environment["ROOST_SERVER_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:1337/parse"
+guard let serverURL = URL(string: serverAddress), serverURL.scheme != nil else {
+    fail("todo: ROOST_SERVER_URL is not a URL: \(serverAddress)")
+}
+let client: RoostClient
+do {
+    client = try RoostClient(.init(
+        serverURL: serverURL, applicationId: environment["ROOST_APP_ID"] ?? "roost",
+        storageDirectory: environment["ROOST_STORAGE_DIR"].map { URL(fileURLWithPath: $0) }, requestTimeout: 5))
+} catch {
+    fail("todo: \(error)")  // A damaged, read-only or full storage directory: say so, never trap.
+}
+client.enableAutomaticUser()
+let pinName = "todos"
+
+/// Whether queued changes reached the server within `seconds` (false when it cannot be reached).
+/// - Throws: why they cannot be delivered (wrong app id or URL, a session to log in again for).
+func delivered(timeout seconds: TimeInterval) async throws -> Bool {
+    await client.isServerReachable() ? try await client.waitForPendingWrites(timeout: seconds) : false
 }
 
 /// The to-dos as this device knows them, in the order they were added.
@@ -33,7 +46,7 @@ func localTodos() async throws -> [RoostObject] {
 /// Online: deliver queued changes, then take the server's list (other devices' edits) for offline use.
 func refresh() async {
     guard await client.isServerReachable(), let user = client.currentUser, !user.isLazy else { return }
-    _ = await client.waitForPendingWrites(timeout: 10)
+    _ = try? await client.waitForPendingWrites(timeout: 10)
     guard client.pendingCount == 0,
         let remote = try? await client.query("Todo").whereKey("owner", equalTo: user).limit(10_000).find()
     else { return }
@@ -75,9 +88,8 @@ Task.detached {
             item["position"] = Date().timeIntervalSince1970
             item.set("owner", pointerTo: user)
             item.acl = RoostACL(owner: user)
-            try item.pin(name: pinName)
-            try await item.saveEventually()
-            let synced = await client.isServerReachable() ? await client.waitForPendingWrites(timeout: 5) : false
+            try await item.saveEventually(pinName: pinName)  // Listed and queued together, or neither.
+            let synced = try await delivered(timeout: 5)
             print("Added: \(title)\(synced ? "" : " (will sync when the server is reachable)")")
         case "list", nil:
             await refresh()
@@ -92,21 +104,23 @@ Task.detached {
             let item = try await todo(at: arguments.dropFirst().first)
             item["done"] = true
             try await item.saveEventually()
-            _ = await client.isServerReachable() ? await client.waitForPendingWrites(timeout: 5) : false
+            _ = try await delivered(timeout: 5)
             print("Done: \(item["title"] as String? ?? "")")
         case "rm":
             let item = try await todo(at: arguments.dropFirst().first)
             try await item.deleteEventually()
             try item.unpin()
-            _ = await client.isServerReachable() ? await client.waitForPendingWrites(timeout: 5) : false
+            _ = try await delivered(timeout: 5)
             print("Removed: \(item["title"] as String? ?? "")")
         case "sync":
-            if await client.isServerReachable(), await client.waitForPendingWrites(timeout: 30) {
-                print("All changes are on the server.")
-            } else {
+            let sent = try await delivered(timeout: 30)
+            let refused = try client.failedCommands()
+            if !sent {
                 print("\(client.pendingCount) change(s) waiting for the server.")
+            } else if refused.isEmpty {
+                print("All changes are on the server.")
             }
-            for failed in try client.failedCommands() {
+            for failed in refused {
                 print("refused by the server: \(failed.kind) \(failed.className) — \(failed.message)")
             }
         case "whoami":
@@ -114,7 +128,7 @@ Task.detached {
         case "signup":
             guard let username = arguments.dropFirst().first else { fail("usage: todo signup <username>") }
             let user = try await client.signUp(username: username, password: readPassword())
-            _ = await client.waitForPendingWrites(timeout: 10)
+            _ = try? await client.waitForPendingWrites(timeout: 10)
             print("Signed up as \(describe(user)); your to-dos are kept.")
         case "login":
             guard let username = arguments.dropFirst().first else { fail("usage: todo login <username>") }

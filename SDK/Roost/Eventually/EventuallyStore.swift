@@ -29,23 +29,30 @@ public struct FailedCommand: Sendable, Equatable {
     public let message: String
 }
 
-/// The durable side of `saveEventually`: commands, the localId → objectId map, failed commands and
-/// the session tokens of users who logged out with commands still queued, in one SQLite file
-/// (`eventually.sqlite`, WAL, `synchronous=FULL`: a command is on disk before its call returns).
+/// The durable side of `saveEventually`: commands, the localId → objectId map, failed commands,
+/// the session tokens of users who logged out with commands still queued, and the users whose
+/// session the server revoked, in one SQLite file (`eventually.sqlite`, WAL, `synchronous=FULL`: a
+/// command is on disk before its call returns).
+///
+/// The local store (`local.sqlite`) is attached, so a queued change and the pinned copy it updates
+/// (and a delivered create and the objectId its pinned copy learns) commit in one transaction: a
+/// lock held by another process fails both or neither. (SQLite makes such a transaction atomic per
+/// file, not across files, if the machine loses power during its commit.)
 final class EventuallyStore: Sendable {
     /// WAL (GRDB's pool): the drainer reads while calls append.
     private let queue: DatabasePool
 
     init(directory: URL) throws {
-        var configuration = Configuration()
+        var configuration = StoreFile.configuration()
+        let localPath = directory.appendingPathComponent(LocalStore.fileName).path
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "ATTACH DATABASE ? AS local", arguments: [localPath])
         }
-        queue = try DatabasePool(path: directory.appendingPathComponent("eventually.sqlite").path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
-                CREATE TABLE command (
+                CREATE TABLE main.command (
                     sequence INTEGER PRIMARY KEY AUTOINCREMENT,
                     requestId TEXT NOT NULL UNIQUE,
                     kind TEXT NOT NULL,
@@ -55,21 +62,28 @@ final class EventuallyStore: Sendable {
                     body TEXT NOT NULL,
                     userKey TEXT
                 );
-                CREATE TABLE localId (localId TEXT PRIMARY KEY NOT NULL, objectId TEXT NOT NULL);
-                CREATE TABLE failed (
+                CREATE TABLE main.localId (localId TEXT PRIMARY KEY NOT NULL, objectId TEXT NOT NULL);
+                CREATE TABLE main.failed (
                     sequence INTEGER PRIMARY KEY, requestId TEXT NOT NULL, kind TEXT NOT NULL, className TEXT NOT NULL,
                     objectId TEXT, code INTEGER NOT NULL, message TEXT NOT NULL
                 );
-                CREATE TABLE session (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL);
+                CREATE TABLE main.session (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL);
                 """)
         }
-        try migrator.migrate(queue)
+        migrator.registerMigration("v2: users to sign in again") { db in
+            // The revoked token: the user's commands wait until a session other than this one exists.
+            try db.execute(sql: "CREATE TABLE main.awaitingSignIn (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL)")
+        }
+        queue = try StoreFile.open(directory.appendingPathComponent("eventually.sqlite"), configuration: configuration,
+                                   migrator: migrator, damage: .setAsideAndThrow(what: "The offline queue"))
     }
 
-    /// Appends commands in one durable transaction.
+    /// Appends commands in one durable transaction, with `alongside`'s changes to the local store.
     func enqueue(_ commands: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
-                               userKey: String?, requestId: String)]) throws {
+                               userKey: String?, requestId: String)],
+                 alongside: ((Database) throws -> Void)? = nil) throws {
         try queue.write { db in
+            try alongside?(db)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for command in commands {
@@ -79,11 +93,13 @@ final class EventuallyStore: Sendable {
         }
     }
 
-    /// The oldest commands, in order.
+    /// The oldest commands, in order, except those of users who must sign in again.
     func next(limit: Int) throws -> [QueuedCommand] {
         try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT sequence, requestId, kind, className, objectId, localId, body, userKey FROM command ORDER BY sequence LIMIT ?",
-                             arguments: [limit]).map { row in
+            try Row.fetchAll(db, sql: """
+                SELECT sequence, requestId, kind, className, objectId, localId, body, userKey FROM command
+                WHERE userKey IS NULL OR userKey NOT IN (SELECT userKey FROM awaitingSignIn) ORDER BY sequence LIMIT ?
+                """, arguments: [limit]).map { row in
                 QueuedCommand(
                     sequence: row[0], requestId: row[1], kind: QueuedCommand.Kind(rawValue: row[2]) ?? .save, className: row[3],
                     objectId: row[4], localId: row[5], body: (try? JSONParser.parse(row[6] as String)) ?? [:], userKey: row[7])
@@ -91,7 +107,9 @@ final class EventuallyStore: Sendable {
         }
     }
 
-    var pendingCount: Int { (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command") ?? 0 }) ?? 0 }
+    var pendingCount: Int { (try? countPending()) ?? 0 }
+
+    func countPending() throws -> Int { try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command") ?? 0 } }
 
     func pendingCount(userKey: String) throws -> Int {
         try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command WHERE userKey = ?", arguments: [userKey]) ?? 0 }
@@ -102,9 +120,12 @@ final class EventuallyStore: Sendable {
         try completeAll([(command, createdObjectId)])
     }
 
-    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds.
-    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)]) throws {
+    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds,
+    /// and makes `alongside`'s changes to the local store in the same transaction.
+    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)],
+                     alongside: ((Database) throws -> Void)? = nil) throws {
         try queue.write { db in
+            try alongside?(db)
             let delete = try db.cachedStatement(sql: "DELETE FROM command WHERE sequence = ?")
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)")
             for (command, createdObjectId) in outcomes {
@@ -163,6 +184,25 @@ final class EventuallyStore: Sendable {
         try queue.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)", arguments: [localId, objectId])
         }
+    }
+
+    /// The server revoked `sessionToken`: the user's commands wait until they sign in again.
+    func awaitSignIn(userKey: String, revokedToken: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO awaitingSignIn (userKey, sessionToken) VALUES (?, ?)",
+                           arguments: [userKey, revokedToken])
+        }
+    }
+
+    /// Users whose commands wait for a sign-in, with the token the server revoked.
+    func awaitingSignIn() throws -> [(userKey: String, revokedToken: String)] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT userKey, sessionToken FROM awaitingSignIn").map { ($0[0], $0[1]) }
+        }
+    }
+
+    func signedInAgain(userKey: String) throws {
+        try queue.write { db in try db.execute(sql: "DELETE FROM awaitingSignIn WHERE userKey = ?", arguments: [userKey]) }
     }
 
     func sessionToken(userKey: String) throws -> String? {

@@ -3,12 +3,14 @@ import GRDB
 import RoostCore
 
 /// The client's local data: cached query results and pinned objects, in `local.sqlite` in the
-/// storage directory.
+/// storage directory. All of it can be had again from the server (and queued changes are in the
+/// queue), so a damaged file is moved aside and rebuilt. The queue attaches this file to change
+/// pins in its own transactions: the `static` functions take that transaction's `Database`.
 final class LocalStore: Sendable {
+    static let fileName = "local.sqlite"
     private let pool: DatabasePool
 
     init(directory: URL) throws {
-        pool = try DatabasePool(path: directory.appendingPathComponent("local.sqlite").path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -20,7 +22,8 @@ final class LocalStore: Sendable {
                 CREATE INDEX pin_object ON pin (className, objectKey);
                 """)
         }
-        try migrator.migrate(pool)
+        pool = try StoreFile.open(directory.appendingPathComponent(Self.fileName), configuration: StoreFile.configuration(),
+                                  migrator: migrator, damage: .rebuild)
     }
 
     // MARK: Query cache
@@ -53,38 +56,41 @@ final class LocalStore: Sendable {
 
     /// Stores (or refreshes) objects under a pin name.
     func pin(_ objects: [(className: String, key: String, json: JSON)], name: String) throws {
-        try pool.write { db in
-            for object in objects {
-                try db.execute(sql: "INSERT OR REPLACE INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
-                               arguments: [name, object.className, object.key, object.json.jsonText])
-            }
+        try pool.write { db in try Self.pin(objects, name: name, in: db) }
+    }
+
+    static func pin(_ objects: [(className: String, key: String, json: JSON)], name: String, in db: Database) throws {
+        for object in objects {
+            try db.execute(sql: "INSERT OR REPLACE INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
+                           arguments: [name, object.className, object.key, object.json.jsonText])
         }
     }
 
     /// Refreshes an object wherever it is pinned; returns whether it was.
     @discardableResult
     func refresh(className: String, keys: [String], json: JSON, newKey: String) throws -> Bool {
-        try pool.write { db in
-            var found = false
-            for key in keys {
-                try db.execute(sql: "UPDATE pin SET object = ?, objectKey = ? WHERE className = ? AND objectKey = ?",
-                               arguments: [json.jsonText, newKey, className, key])
-                found = found || db.changesCount > 0
-            }
-            return found
+        try pool.write { db in try Self.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db) }
+    }
+
+    @discardableResult
+    static func refresh(className: String, keys: [String], json: JSON, newKey: String, in db: Database) throws -> Bool {
+        var found = false
+        for key in keys {
+            try db.execute(sql: "UPDATE pin SET object = ?, objectKey = ? WHERE className = ? AND objectKey = ?",
+                           arguments: [json.jsonText, newKey, className, key])
+            found = found || db.changesCount > 0
         }
+        return found
     }
 
     /// A pinned object created by the queue: it now has an objectId (the key and the stored copy learn it).
-    func assignObjectId(_ objectId: String, toLocalId localId: String, className: String) {
-        try? pool.write { db in
-            for row in try Row.fetchAll(db, sql: "SELECT name, object FROM pin WHERE className = ? AND objectKey = ?",
-                                        arguments: [className, localId]) {
-                guard case .object(var members)? = try? JSONParser.parse(row[1] as String) else { continue }
-                members["objectId"] = .string(objectId)
-                try db.execute(sql: "UPDATE pin SET objectKey = ?, object = ? WHERE name = ? AND className = ? AND objectKey = ?",
-                               arguments: [objectId, JSON.object(members).jsonText, row[0] as String, className, localId])
-            }
+    static func assignObjectId(_ objectId: String, toLocalId localId: String, className: String, in db: Database) throws {
+        for row in try Row.fetchAll(db, sql: "SELECT name, object FROM pin WHERE className = ? AND objectKey = ?",
+                                    arguments: [className, localId]) {
+            guard case .object(var members)? = try? JSONParser.parse(row[1] as String) else { continue }
+            members["objectId"] = .string(objectId)
+            try db.execute(sql: "UPDATE pin SET objectKey = ?, object = ? WHERE name = ? AND className = ? AND objectKey = ?",
+                           arguments: [objectId, JSON.object(members).jsonText, row[0] as String, className, localId])
         }
     }
 

@@ -14,7 +14,8 @@ import RoostCore
 /// - **Refused for good**: a Parse error (`{code, error}`) or another 4xx. The command moves to
 ///   `failedCommands()` and its caller hears of it.
 /// - **Waiting for a sign-in**: 209, the session was revoked (logged out elsewhere). The user's
-///   commands stay queued and are sent under the new session once that user logs in again.
+///   commands stay queued and are sent under the new session once that user logs in again (the
+///   automatic anonymous user signs itself in again with its anonymous id).
 /// - **Paused, configuration is wrong**: 403 `unauthorized` (wrong application id) or a 404 without a
 ///   Parse code (no Parse API at the URL). Nothing is discarded; waiting callers get the error, and
 ///   the queue tries again when asked (a new command, a new wait, or a client configured right).
@@ -69,8 +70,10 @@ final class EventuallyQueue: @unchecked Sendable {
     // MARK: Queueing
 
     /// Queues the object's edits (and first, creates of new objects it points to). Durable on return.
-    /// The pinned copies of the objects (and with `pinName`, a new pin of `object`) change in the same
-    /// transaction: the local list never shows an object whose creation is not queued.
+    /// Then the pinned copies of the objects change (and with `pinName`, `object` is pinned): the queue
+    /// is written first, so the local list never shows an object whose creation is not queued.
+    /// - Throws: when either write fails (after waiting for another process's lock); if only the pin
+    ///   failed, the edits are queued all the same.
     func enqueueSave(_ object: RoostObject, pinName: String? = nil, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
         guard let client else { return }
         var rows: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
@@ -93,11 +96,14 @@ final class EventuallyQueue: @unchecked Sendable {
         // Local queries see queued changes at once.
         let pins = handedOver.map { ($0.className, [$0.localId] + [$0.objectId].compactMap { $0 }, $0.pinJSON, $0.pinKey) }
         let newPin = pinName.map { name in (name, object.className, object.pinKey, object.pinJSON) }
-        try store.enqueue(rows) { db in
-            for (className, keys, json, newKey) in pins {
-                try LocalStore.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db)
+        try store.enqueue(rows)
+        let pinning = Result {
+            try client.localStore.write { db in
+                for (className, keys, json, newKey) in pins {
+                    try LocalStore.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db)
+                }
+                if let newPin { try LocalStore.pin([(newPin.1, newPin.2, newPin.3)], name: newPin.0, in: db) }
             }
-            if let (name, className, key, json) = newPin { try LocalStore.pin([(className, key, json)], name: name, in: db) }
         }
         lock.withLock {
             for (row, object) in zip(rows, handedOver) where row.objectId == nil {
@@ -107,6 +113,7 @@ final class EventuallyQueue: @unchecked Sendable {
         }
         if rows.isEmpty { completion?(.success(())) }
         signal()
+        try pinning.get()  // Queued all the same: delivered, and listed once the server's list is read.
     }
 
     func enqueueDelete(_ object: RoostObject, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
@@ -157,6 +164,7 @@ final class EventuallyQueue: @unchecked Sendable {
         var failures = 0
         while !Task.isCancelled, client != nil {
             do {
+                try await signAutomaticUserInAgain()
                 try resumeUsersWhoSignedInAgain()
                 let commands = try store.next(limit: 50)
                 if commands.isEmpty {
@@ -217,11 +225,48 @@ final class EventuallyQueue: @unchecked Sendable {
         }
     }
 
+    /// The automatic user needs no one to sign it in again: its anonymous id is its credential. When its
+    /// session was revoked (or replaced by another process sharing this directory), it logs in anew.
+    private func signAutomaticUserInAgain() async throws {
+        guard let client, let user = client.currentUser, let objectId = user.objectId, let anonymousId = automaticUserId(user, client),
+            let revoked = try store.awaitingSignIn().first(where: { entry in
+                (entry.userKey == user.localId || (try? resolvedKey(entry.userKey)) == objectId) && entry.revokedToken == user.sessionToken
+            })
+        else { return }
+        let answer = try await client.transport.send("POST", "users", body: ["authData": ["anonymous": ["id": .string(anonymousId)]]])
+        guard answer["objectId"]?.stringValue == objectId, let token = answer["sessionToken"]?.stringValue, token != revoked.revokedToken
+        else { return }
+        user.lock.withLock { user.sessionTokenStorage = token }
+        client.persistIfCurrent(user)
+    }
+
+    /// The anonymous id of `user` when it is this storage directory's automatic user, created on the server.
+    private func automaticUserId(_ user: RoostUser, _ client: RoostClient) -> String? {
+        guard !user.isLazy, let id = user.lock.withLock({ user.state.serverData["authData"]?["anonymous"]?["id"] })?.stringValue,
+            id == (try? client.userStore.anonymousId())
+        else { return nil }
+        return id
+    }
+
     /// Commands of an automatic user that exists only locally are preceded by its creation.
     private func createAutomaticUserIfNeeded(for commands: [QueuedCommand]) async throws {
-        guard let user = client?.currentUser, user.isLazy, commands.contains(where: { $0.userKey == user.localId }) else { return }
+        guard let client, let user = client.currentUser else { return }
+        guard user.isLazy else {
+            try recordAutomaticUserCreatedElsewhere(user, client: client)
+            return
+        }
+        guard commands.contains(where: { $0.userKey == user.localId }) else { return }
         try await user.save()
         if let objectId = user.objectId { try store.record(localId: user.localId, objectId: objectId) }
+    }
+
+    /// Another process sharing this storage directory may have created the automatic user (this one
+    /// read it from disk, created) and not yet recorded its local id: record it here, or the commands
+    /// naming that local id would be refused as pointing to an unsaved object.
+    private func recordAutomaticUserCreatedElsewhere(_ user: RoostUser, client: RoostClient) throws {
+        guard let objectId = user.objectId, let anonymousId = automaticUserId(user, client) else { return }
+        let localId = "local_anon_" + anonymousId
+        if try store.objectId(forLocalId: localId) == nil { try store.record(localId: localId, objectId: objectId) }
     }
 
     /// A resolved command, ready to send.
@@ -406,14 +451,18 @@ final class EventuallyQueue: @unchecked Sendable {
                 let objectId = answer["objectId"]?.stringValue else { return nil }
             return (objectId, localId, delivery.command.className)
         }
-        // The pinned copies learn their objectIds in the same transaction (a lock error retries both).
-        try store.completeAll(delivered.map { delivery, answer in
-            (delivery.command, delivery.method == "POST" ? answer["objectId"]?.stringValue : nil)
-        }) { db in
-            for (objectId, localId, className) in created {
-                try LocalStore.assignObjectId(objectId, toLocalId: localId, className: className, in: db)
+        // The pinned copies learn their objectIds before the commands are marked done: if either write
+        // fails (another process's lock outlasting the wait), the run is sent again and both are redone.
+        if let localStore = client?.localStore, !created.isEmpty {
+            try localStore.write { db in
+                for (objectId, localId, className) in created {
+                    try LocalStore.assignObjectId(objectId, toLocalId: localId, className: className, in: db)
+                }
             }
         }
+        try store.completeAll(delivered.map { delivery, answer in
+            (delivery.command, delivery.method == "POST" ? answer["objectId"]?.stringValue : nil)
+        })
         for (delivery, answer) in delivered {
             if let localId = delivery.command.localId,
                 let object = lock.withLock({ waitingObjects.removeValue(forKey: localId)?.object })

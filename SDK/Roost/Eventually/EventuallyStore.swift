@@ -34,25 +34,21 @@ public struct FailedCommand: Sendable, Equatable {
 /// session the server revoked, in one SQLite file (`eventually.sqlite`, WAL, `synchronous=FULL`: a
 /// command is on disk before its call returns).
 ///
-/// The local store (`local.sqlite`) is attached, so a queued change and the pinned copy it updates
-/// (and a delivered create and the objectId its pinned copy learns) commit in one transaction: a
-/// lock held by another process fails both or neither. (SQLite makes such a transaction atomic per
-/// file, not across files, if the machine loses power during its commit.)
+/// Several processes may share the file (one storage directory): each write waits for another's
+/// lock (`StoreFile.busyTimeout`) instead of failing at once.
 final class EventuallyStore: Sendable {
     /// WAL (GRDB's pool): the drainer reads while calls append.
     private let queue: DatabasePool
 
     init(directory: URL) throws {
         var configuration = StoreFile.configuration()
-        let localPath = directory.appendingPathComponent(LocalStore.fileName).path
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "ATTACH DATABASE ? AS local", arguments: [localPath])
         }
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
-                CREATE TABLE main.command (
+                CREATE TABLE command (
                     sequence INTEGER PRIMARY KEY AUTOINCREMENT,
                     requestId TEXT NOT NULL UNIQUE,
                     kind TEXT NOT NULL,
@@ -62,28 +58,26 @@ final class EventuallyStore: Sendable {
                     body TEXT NOT NULL,
                     userKey TEXT
                 );
-                CREATE TABLE main.localId (localId TEXT PRIMARY KEY NOT NULL, objectId TEXT NOT NULL);
-                CREATE TABLE main.failed (
+                CREATE TABLE localId (localId TEXT PRIMARY KEY NOT NULL, objectId TEXT NOT NULL);
+                CREATE TABLE failed (
                     sequence INTEGER PRIMARY KEY, requestId TEXT NOT NULL, kind TEXT NOT NULL, className TEXT NOT NULL,
                     objectId TEXT, code INTEGER NOT NULL, message TEXT NOT NULL
                 );
-                CREATE TABLE main.session (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL);
+                CREATE TABLE session (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL);
                 """)
         }
         migrator.registerMigration("v2: users to sign in again") { db in
             // The revoked token: the user's commands wait until a session other than this one exists.
-            try db.execute(sql: "CREATE TABLE main.awaitingSignIn (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL)")
+            try db.execute(sql: "CREATE TABLE awaitingSignIn (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL)")
         }
         queue = try StoreFile.open(directory.appendingPathComponent("eventually.sqlite"), configuration: configuration,
                                    migrator: migrator, damage: .setAsideAndThrow(what: "The offline queue"))
     }
 
-    /// Appends commands in one durable transaction, with `alongside`'s changes to the local store.
+    /// Appends commands in one durable transaction.
     func enqueue(_ commands: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
-                               userKey: String?, requestId: String)],
-                 alongside: ((Database) throws -> Void)? = nil) throws {
+                               userKey: String?, requestId: String)]) throws {
         try queue.write { db in
-            try alongside?(db)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for command in commands {
@@ -120,12 +114,9 @@ final class EventuallyStore: Sendable {
         try completeAll([(command, createdObjectId)])
     }
 
-    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds,
-    /// and makes `alongside`'s changes to the local store in the same transaction.
-    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)],
-                     alongside: ((Database) throws -> Void)? = nil) throws {
+    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds.
+    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)]) throws {
         try queue.write { db in
-            try alongside?(db)
             let delete = try db.cachedStatement(sql: "DELETE FROM command WHERE sequence = ?")
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)")
             for (command, createdObjectId) in outcomes {

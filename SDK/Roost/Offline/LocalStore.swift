@@ -4,8 +4,8 @@ import RoostCore
 
 /// The client's local data: cached query results and pinned objects, in `local.sqlite` in the
 /// storage directory. All of it can be had again from the server (and queued changes are in the
-/// queue), so a damaged file is moved aside and rebuilt. The queue attaches this file to change
-/// pins in its own transactions: the `static` functions take that transaction's `Database`.
+/// queue), so a damaged file is moved aside and rebuilt. The `static` functions write inside a
+/// transaction of `write(_:)`, for callers (the queue) that change several pins at once.
 final class LocalStore: Sendable {
     static let fileName = "local.sqlite"
     private let pool: DatabasePool
@@ -25,6 +25,9 @@ final class LocalStore: Sendable {
         pool = try StoreFile.open(directory.appendingPathComponent(Self.fileName), configuration: StoreFile.configuration(),
                                   migrator: migrator, damage: .rebuild)
     }
+
+    /// Runs `changes` in one write transaction.
+    func write(_ changes: (Database) throws -> Void) throws { try pool.write(changes) }
 
     // MARK: Query cache
 

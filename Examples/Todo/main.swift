@@ -35,7 +35,13 @@ let pinName = "todos"
 /// Whether queued changes reached the server within `seconds` (false when it cannot be reached).
 /// - Throws: why they cannot be delivered (wrong app id or URL, a session to log in again for).
 func delivered(timeout seconds: TimeInterval) async throws -> Bool {
-    await client.isServerReachable() ? try await client.waitForPendingWrites(timeout: seconds) : false
+    guard await client.isServerReachable() else { return false }
+    do {
+        return try await client.waitForPendingWrites(timeout: seconds)
+    } catch let error as RoostError where error.code == .invalidSessionToken {
+        FileHandle.standardError.write(Data("todo: your session ended; `todo login <username>` sends your changes\n".utf8))
+        return false
+    }
 }
 
 /// The to-dos as this device knows them, in the order they were added.

@@ -33,6 +33,25 @@ import Testing
         #expect(notes.map { $0["title"] as String? } == ["a", "b"])
     }
 
+    /// The same with the `todo` example: a to-do added after the session was revoked is kept, and
+    /// `todo login` as the same user sends it and lists every to-do.
+    @Test(.timeLimit(.minutes(2))) func todoKeepsChangesMadeAfterARevokedSessionUntilLogin() async throws {
+        let server = try ServerProcess()
+        let phone = ExampleTests.Device(server: server)
+        #expect(try phone.run("todo", "signup", "nora", input: "pw-nora\npw-nora\n").status == 0)
+        #expect(try phone.run("todo", "add", "before").status == 0)
+        let saved = try Data(contentsOf: URL(fileURLWithPath: phone.storage).appendingPathComponent("currentUser.json"))
+        try await revoke(try #require(try JSONParser.parse(Array(saved))["sessionToken"]?.stringValue), on: server)
+        let added = try phone.run("todo", "add", "after")
+        #expect(added.output.contains("todo login"), "\(added.output)")
+
+        let login = try phone.run("todo", "login", "nora", input: "pw-nora\n")
+        #expect(login.status == 0, "\(login.output)")
+        let list = try phone.run("todo", "list").output
+        #expect(list.contains("] before\n") && list.contains("] after\n"), "\(list)")
+        #expect(try phone.run("todo", "sync").output.contains("All changes are on the server."))
+    }
+
     /// A wrong application id (403 `unauthorized`) pauses the queue with a clear error and discards
     /// nothing; a client configured right delivers the same commands.
     @Test(.timeLimit(.minutes(2))) func aWrongApplicationIdPausesTheQueueUntilItIsFixed() async throws {

@@ -43,6 +43,25 @@ import Testing
         #expect(Set(stored.compactMap { $0["owner"]?["objectId"]?.stringValue }).count == 1)  // One anonymous user.
     }
 
+    /// An object pinned whose creation never reached the queue (an older `todo add` pinned first, then its
+    /// queue write failed on a lock): a later edit creates it whole, not as an object with only that edit.
+    @Test func aPinnedObjectWhoseCreationWasNeverQueuedIsCreatedWhole() async throws {
+        let server = try ServerProcess()
+        let client = try server.makeClient()
+        let item = client.object("Todo")
+        item["title"] = "pinned only"
+        item["done"] = false
+        try item.pin(name: "todos")
+        let loaded = try #require(try await client.query("Todo").fromLocalDatastore(pinName: "todos").first())
+        loaded["done"] = true
+        try await loaded.saveEventually()
+        #expect(try await client.waitForPendingWrites(timeout: 30))
+        let stored = try await client.query("Todo").find()
+        #expect(stored.count == 1)
+        #expect(stored.first?["title"] == "pinned only")
+        #expect(stored.first?["done"] == true)
+    }
+
     /// A queue file that is empty, cut short or overwritten is moved aside (never deleted) and the error
     /// says where; the next start uses a new, empty queue. (An empty file was silently taken for a new queue.)
     @Test(arguments: ["empty", "cut short", "overwritten"])

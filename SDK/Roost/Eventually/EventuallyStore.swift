@@ -167,6 +167,23 @@ final class EventuallyStore: Sendable {
         }
     }
 
+    enum Creation: Equatable {
+        case queued, delivered(objectId: String), neverQueued
+    }
+
+    /// Where the creation of a new object stands. When the store cannot be read, `queued`: the object
+    /// is then taken as it is pinned, as before this check existed.
+    func creation(ofLocalId localId: String) -> Creation {
+        let found = try? queue.read { db -> Creation in
+            if let objectId = try String.fetchOne(db, sql: "SELECT objectId FROM localId WHERE localId = ?", arguments: [localId]) {
+                return .delivered(objectId: objectId)
+            }
+            let queued = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM command WHERE localId = ?)", arguments: [localId])
+            return queued == true ? .queued : .neverQueued
+        }
+        return found ?? .queued
+    }
+
     func objectId(forLocalId localId: String) throws -> String? {
         try queue.read { db in try String.fetchOne(db, sql: "SELECT objectId FROM localId WHERE localId = ?", arguments: [localId]) }
     }

@@ -76,6 +76,34 @@ import Testing
         #expect(todos.first { $0["title"] == "mine" }?["done"] == true)
     }
 
+    /// A fetch answered with another object (a cache keyed on the wrong URL) fails as no answer; the
+    /// local object keeps its own id, so its next save does not update the other object.
+    @Test(.timeLimit(.minutes(2))) func aFetchAnsweredWithAnotherObjectIsNotTrusted() async throws {
+        let server = try ServerProcess()
+        let victim = try await createPublicTodo(on: server, requestId: "victim-fetch")
+        let stored = try await server.makeClient().query("Todo").get(victim.objectId)
+        let victimBody = JSON.object(stored.allFields.merging(["objectId": .string(victim.objectId)]) { _, id in id }).jsonText
+        let proxy = try FaultProxy(upstreamPort: server.port) { request in
+            request.method == "GET" && request.path.hasPrefix("/parse/classes/Todo/")
+                ? .respond(status: 200, headers: [("Content-Type", "application/json")], body: victimBody) : .forward
+        }
+        defer { proxy.stop() }
+        let client = try RoostClient(.init(serverURL: proxy.url, applicationId: ServerProcess.applicationId,
+                                           storageDirectory: temporaryStorage(), requestTimeout: 5))
+        let mine = client.object("Todo")
+        mine["title"] = "mine"
+        try await mine.save()
+        let id = try #require(mine.objectId)
+        await #expect(throws: RoostError.self) { try await mine.fetch() }
+        await #expect(throws: RoostError.self) { _ = try await client.query("Todo").get(id) }
+        #expect(mine.objectId == id)
+        mine["done"] = true
+        try await mine.save()
+        let direct = try server.makeClient()
+        #expect(try await direct.query("Todo").get(victim.objectId)["done"] == false)
+        #expect(try await direct.query("Todo").get(id)["done"] == true)
+    }
+
     /// Another user's public to-do, created with a request id; returns its id and the raw reply body.
     private func createPublicTodo(on server: ServerProcess, requestId: String) async throws -> (objectId: String, reply: String) {
         var request = URLRequest(url: server.url.appendingPathComponent("classes/Todo"))

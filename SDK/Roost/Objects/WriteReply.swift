@@ -1,6 +1,6 @@
 import RoostCore
 
-/// What the server answers a write that succeeded. A reply of another shape did not come from the
+/// What the server answers a write that succeeded (or a fetch). A reply of another shape did not come from the
 /// API for this request (a captive portal, a proxy mixing up replies, a truncated body), and is
 /// treated as no reply at all: trusting `{"objectId": <someone else's object>}` would point the
 /// local object, and every later edit of it, at another user's object.
@@ -22,6 +22,11 @@ enum WriteReply {
         default:
             return true
         }
+    }
+
+    /// A fetch's answer: the object asked for (trusting another would turn the local object into it).
+    static func isObject(_ answer: JSON, withId objectId: String) -> Bool {
+        answer["objectId"]?.stringValue == objectId
     }
 
     /// A `/batch` answer: one item per request, each a `success` or a Parse `error`.

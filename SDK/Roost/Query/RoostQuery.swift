@@ -161,7 +161,9 @@ public struct RoostQuery: Sendable {
         if !includedKeys.isEmpty { parameters["include"] = includedKeys.joined(separator: ",") }
         if let selectedKeys { parameters["keys"] = selectedKeys.joined(separator: ",") }
         let path = (className == "_User" ? "users" : "classes/\(className)") + "/\(objectId)"
-        return makeObject(try await client.request("GET", path, query: parameters))
+        let answer = try await client.request("GET", path, query: parameters)
+        guard WriteReply.isObject(answer, withId: objectId) else { throw WriteReply.unusable }
+        return makeObject(answer)
     }
 
     // MARK: Internals

@@ -94,7 +94,7 @@ Task.detached {
             item["position"] = Date().timeIntervalSince1970
             item.set("owner", pointerTo: user)
             item.acl = RoostACL(owner: user)
-            try await item.saveEventually(pinName: pinName)  // Listed and queued together, or neither.
+            try await item.saveEventually(pinName: pinName)  // Queued, then listed: never listed unless queued.
             let synced = try await delivered(timeout: 5)
             print("Added: \(title)\(synced ? "" : " (will sync when the server is reachable)")")
         case "list", nil:

@@ -94,7 +94,7 @@ Task.detached {
             item["position"] = Date().timeIntervalSince1970
             item.set("owner", pointerTo: user)
             item.acl = RoostACL(owner: user)
-            try await item.saveEventually(pinName: pinName)  // Queued, then listed: never listed unless queued.
+            try await item.saveEventually(pinName: pinName)  // Listed and queued in one transaction.
             let synced = try await delivered(timeout: 5)
             print("Added: \(title)\(synced ? "" : " (will sync when the server is reachable)")")
         case "list", nil:

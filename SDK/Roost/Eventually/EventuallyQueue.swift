@@ -46,9 +46,9 @@ final class EventuallyQueue: @unchecked Sendable {
         return try store.objectId(forLocalId: localId)
     }
 
-    init(client: RoostClient, directory: URL) throws {
+    init(client: RoostClient, store: EventuallyStore) {
         self.client = client
-        store = try EventuallyStore(directory: directory)
+        self.store = store
     }
 
     deinit { drainTask?.cancel() }
@@ -70,10 +70,8 @@ final class EventuallyQueue: @unchecked Sendable {
     // MARK: Queueing
 
     /// Queues the object's edits (and first, creates of new objects it points to). Durable on return.
-    /// Then the pinned copies of the objects change (and with `pinName`, `object` is pinned): the queue
-    /// is written first, so the local list never shows an object whose creation is not queued.
-    /// - Throws: when either write fails (after waiting for another process's lock); if only the pin
-    ///   failed, the edits are queued all the same.
+    /// The pinned copies of the objects (and with `pinName`, a new pin of `object`) change in the same
+    /// transaction: the local list never shows an object whose creation is not queued.
     func enqueueSave(_ object: RoostObject, pinName: String? = nil, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
         guard let client else { return }
         var rows: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
@@ -96,14 +94,11 @@ final class EventuallyQueue: @unchecked Sendable {
         // Local queries see queued changes at once.
         let pins = handedOver.map { ($0.className, [$0.localId] + [$0.objectId].compactMap { $0 }, $0.pinJSON, $0.pinKey) }
         let newPin = pinName.map { name in (name, object.className, object.pinKey, object.pinJSON) }
-        try store.enqueue(rows)
-        let pinning = Result {
-            try client.localStore.write { db in
-                for (className, keys, json, newKey) in pins {
-                    try LocalStore.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db)
-                }
-                if let newPin { try LocalStore.pin([(newPin.1, newPin.2, newPin.3)], name: newPin.0, in: db) }
+        try store.enqueue(rows) { db in
+            for (className, keys, json, newKey) in pins {
+                try LocalStore.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db)
             }
+            if let newPin { try LocalStore.pin([(newPin.1, newPin.2, newPin.3)], name: newPin.0, in: db) }
         }
         lock.withLock {
             for (row, object) in zip(rows, handedOver) where row.objectId == nil {
@@ -113,7 +108,6 @@ final class EventuallyQueue: @unchecked Sendable {
         }
         if rows.isEmpty { completion?(.success(())) }
         signal()
-        try pinning.get()  // Queued all the same: delivered, and listed once the server's list is read.
     }
 
     func enqueueDelete(_ object: RoostObject, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
@@ -451,18 +445,14 @@ final class EventuallyQueue: @unchecked Sendable {
                 let objectId = answer["objectId"]?.stringValue else { return nil }
             return (objectId, localId, delivery.command.className)
         }
-        // The pinned copies learn their objectIds before the commands are marked done: if either write
-        // fails (another process's lock outlasting the wait), the run is sent again and both are redone.
-        if let localStore = client?.localStore, !created.isEmpty {
-            try localStore.write { db in
-                for (objectId, localId, className) in created {
-                    try LocalStore.assignObjectId(objectId, toLocalId: localId, className: className, in: db)
-                }
-            }
-        }
+        // The pinned copies learn their objectIds in the same transaction (a lock error retries both).
         try store.completeAll(delivered.map { delivery, answer in
             (delivery.command, delivery.method == "POST" ? answer["objectId"]?.stringValue : nil)
-        })
+        }) { db in
+            for (objectId, localId, className) in created {
+                try LocalStore.assignObjectId(objectId, toLocalId: localId, className: className, in: db)
+            }
+        }
         for (delivery, answer) in delivered {
             if let localId = delivery.command.localId,
                 let object = lock.withLock({ waitingObjects.removeValue(forKey: localId)?.object })

@@ -34,11 +34,16 @@ public struct FailedCommand: Sendable, Equatable {
 /// session the server revoked, in one SQLite file (`eventually.sqlite`, WAL, `synchronous=FULL`: a
 /// command is on disk before its call returns).
 ///
-/// Several processes may share the file (one storage directory): each write waits for another's
-/// lock (`StoreFile.busyTimeout`) instead of failing at once.
+/// The pinned objects live here too (`LocalStore` reads and writes them through `database`): a queued
+/// change and the pinned copy it updates, a delivered create and the objectId its pinned copy learns,
+/// each commit in one transaction. Several processes may share the file (one storage directory): each
+/// write waits for another's lock (`StoreFile.busyTimeout`) instead of failing at once.
 final class EventuallyStore: Sendable {
     /// WAL (GRDB's pool): the drainer reads while calls append.
     private let queue: DatabasePool
+
+    /// The file's database, for the pins kept in it.
+    var database: DatabasePool { queue }
 
     init(directory: URL) throws {
         var configuration = StoreFile.configuration()
@@ -70,14 +75,25 @@ final class EventuallyStore: Sendable {
             // The revoked token: the user's commands wait until a session other than this one exists.
             try db.execute(sql: "CREATE TABLE awaitingSignIn (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL)")
         }
+        migrator.registerMigration("v3: pins") { db in
+            try db.execute(sql: """
+                CREATE TABLE pin (
+                    name TEXT NOT NULL, className TEXT NOT NULL, objectKey TEXT NOT NULL, object TEXT NOT NULL,
+                    PRIMARY KEY (name, className, objectKey)
+                );
+                CREATE INDEX pin_object ON pin (className, objectKey);
+                """)
+        }
         queue = try StoreFile.open(directory.appendingPathComponent("eventually.sqlite"), configuration: configuration,
                                    migrator: migrator, damage: .setAsideAndThrow(what: "The offline queue"))
     }
 
-    /// Appends commands in one durable transaction.
+    /// Appends commands in one durable transaction, with `alongside`'s changes to the pins.
     func enqueue(_ commands: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
-                               userKey: String?, requestId: String)]) throws {
+                               userKey: String?, requestId: String)],
+                 alongside: ((Database) throws -> Void)? = nil) throws {
         try queue.write { db in
+            try alongside?(db)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for command in commands {
@@ -114,9 +130,12 @@ final class EventuallyStore: Sendable {
         try completeAll([(command, createdObjectId)])
     }
 
-    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds.
-    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)]) throws {
+    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds,
+    /// with `alongside`'s changes to the pins.
+    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)],
+                     alongside: ((Database) throws -> Void)? = nil) throws {
         try queue.write { db in
+            try alongside?(db)
             let delete = try db.cachedStatement(sql: "DELETE FROM command WHERE sequence = ?")
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)")
             for (command, createdObjectId) in outcomes {

@@ -2,15 +2,21 @@ import Foundation
 import GRDB
 import RoostCore
 
-/// The client's local data: cached query results and pinned objects, in `local.sqlite` in the
-/// storage directory. All of it can be had again from the server (and queued changes are in the
-/// queue), so a damaged file is moved aside and rebuilt. The `static` functions write inside a
-/// transaction of `write(_:)`, for callers (the queue) that change several pins at once.
+/// The client's local data: cached query results in `local.sqlite` (disposable: the server has all of
+/// it, so a damaged file is moved aside and rebuilt), and pinned objects in the queue's file
+/// (`eventually.sqlite`), so that a queued change and the pinned copy it updates commit in one
+/// transaction: the local list and the queue change together, or neither does. The `static` pin
+/// functions run inside such a transaction (see `EventuallyStore.enqueue` and `completeAll`).
 final class LocalStore: Sendable {
     static let fileName = "local.sqlite"
+    /// The query cache.
     private let pool: DatabasePool
+    /// The queue's file, which holds the pins.
+    private let pins: DatabasePool
 
-    init(directory: URL) throws {
+    /// - Parameter pins: the queue's database (`EventuallyStore.database`).
+    init(directory: URL, pins: DatabasePool) throws {
+        self.pins = pins
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -24,10 +30,25 @@ final class LocalStore: Sendable {
         }
         pool = try StoreFile.open(directory.appendingPathComponent(Self.fileName), configuration: StoreFile.configuration(),
                                   migrator: migrator, damage: .rebuild)
+        try movePinsOfEarlierVersions()
     }
 
-    /// Runs `changes` in one write transaction.
-    func write(_ changes: (Database) throws -> Void) throws { try pool.write(changes) }
+    /// Pins used to live in `local.sqlite`: move any found there into the queue's file (once; idempotent).
+    private func movePinsOfEarlierVersions() throws {
+        let legacy = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, className, objectKey, object FROM pin").map { row in
+                (name: row[0] as String, className: row[1] as String, key: row[2] as String, object: row[3] as String)
+            }
+        }
+        guard !legacy.isEmpty else { return }
+        try pins.write { db in
+            for pin in legacy {
+                try db.execute(sql: "INSERT OR IGNORE INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
+                               arguments: [pin.name, pin.className, pin.key, pin.object])
+            }
+        }
+        try pool.write { db in try db.execute(sql: "DELETE FROM pin") }
+    }
 
     // MARK: Query cache
 
@@ -59,7 +80,7 @@ final class LocalStore: Sendable {
 
     /// Stores (or refreshes) objects under a pin name.
     func pin(_ objects: [(className: String, key: String, json: JSON)], name: String) throws {
-        try pool.write { db in try Self.pin(objects, name: name, in: db) }
+        try pins.write { db in try Self.pin(objects, name: name, in: db) }
     }
 
     static func pin(_ objects: [(className: String, key: String, json: JSON)], name: String, in db: Database) throws {
@@ -72,7 +93,7 @@ final class LocalStore: Sendable {
     /// Refreshes an object wherever it is pinned; returns whether it was.
     @discardableResult
     func refresh(className: String, keys: [String], json: JSON, newKey: String) throws -> Bool {
-        try pool.write { db in try Self.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db) }
+        try pins.write { db in try Self.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db) }
     }
 
     @discardableResult
@@ -98,7 +119,7 @@ final class LocalStore: Sendable {
     }
 
     func unpin(className: String, keys: [String], name: String?) throws {
-        try pool.write { db in
+        try pins.write { db in
             for key in keys {
                 if let name {
                     try db.execute(sql: "DELETE FROM pin WHERE name = ? AND className = ? AND objectKey = ?", arguments: [name, className, key])
@@ -110,12 +131,12 @@ final class LocalStore: Sendable {
     }
 
     func unpinAll(name: String) throws {
-        try pool.write { db in try db.execute(sql: "DELETE FROM pin WHERE name = ?", arguments: [name]) }
+        try pins.write { db in try db.execute(sql: "DELETE FROM pin WHERE name = ?", arguments: [name]) }
     }
 
     /// Pinned objects of a class (under any name, or one name), each once.
     func pinned(className: String, name: String?) throws -> [JSON] {
-        try pool.read { db in
+        try pins.read { db in
             let rows = name == nil
                 ? try Row.fetchAll(db, sql: "SELECT DISTINCT objectKey, object FROM pin WHERE className = ? GROUP BY objectKey", arguments: [className])
                 : try Row.fetchAll(db, sql: "SELECT objectKey, object FROM pin WHERE className = ? AND name = ?", arguments: [className, name])

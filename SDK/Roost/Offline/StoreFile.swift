@@ -37,8 +37,8 @@ enum StoreFile {
                 }
             case .setAsideAndThrow(let what):
                 throw RoostError.localStorage(
-                    "\(what) \(url.path) was damaged (\(reason)) and was moved to \(aside.path); the changes it held were not sent. "
-                        + "A new, empty one is used from the next start.")
+                    "\(what) \(url.path) was damaged (\(reason)) and was moved to \(aside.path); the changes it held were not sent, "
+                        + "and the local list is read again from the server. A new, empty one is used from the next start.")
             }
         } catch let error as RoostError {
             throw error

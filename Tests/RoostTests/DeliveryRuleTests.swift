@@ -113,6 +113,32 @@ import Testing
         #expect(client.pendingCount == 1)
     }
 
+    /// A request to a server that accepted the connection and stalls ends when its task is cancelled,
+    /// not at the request timeout.
+    @Test(.timeLimit(.minutes(1))) func aStalledRequestEndsWhenItsTaskIsCancelled() async throws {
+        let server = try ServerProcess()
+        let proxy = try FaultProxy(upstreamPort: server.port) { _ in .stall(seconds: 20) }
+        defer { proxy.stop() }
+        let client = try RoostClient(.init(serverURL: proxy.url, applicationId: ServerProcess.applicationId,
+                                           storageDirectory: temporaryStorage(), requestTimeout: 60))
+        let started = Date()
+        let finding = Task { try await client.query("Stalled").find() }
+        let counting = Task { try await client.query("Stalled").count() }
+        let saving = Task {
+            let object = client.object("Stalled")
+            object["n"] = 1
+            try await object.save()
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        finding.cancel()
+        counting.cancel()
+        saving.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await finding.value }  // It returned [] before.
+        await #expect(throws: CancellationError.self) { _ = try await counting.value }
+        await #expect(throws: CancellationError.self) { try await saving.value }
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
     /// Every call named in the README has a blocking twin; they work from a plain thread.
     @Test func blockingTwinsExistAndWork() async throws {
         let server = try ServerProcess()

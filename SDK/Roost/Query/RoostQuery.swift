@@ -135,6 +135,7 @@ public struct RoostQuery: Sendable {
         if isLocal { return try findLocally() }
         var last: QueryResults?
         for try await answer in results() { last = answer }
+        try Task.checkCancellation()  // A cancelled stream just ends: that is not an empty result.
         return last?.objects ?? []
     }
 

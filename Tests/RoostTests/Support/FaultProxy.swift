@@ -15,6 +15,8 @@ final class FaultProxy: @unchecked Sendable {
         case forward
         /// A whole reply of the proxy's own: status line, headers and body.
         case respond(status: Int, headers: [(String, String)], body: String)
+        /// No reply for this long, then the connection closes (a server that accepted and stalled).
+        case stall(seconds: Double)
     }
 
     let port: Int
@@ -84,6 +86,8 @@ final class FaultProxy: @unchecked Sendable {
             for (name, value) in replyHeaders { text += "\(name): \(value)\r\n" }
             text += "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
             FaultProxy.write(connection, Array(text.utf8) + bytes)
+        case .stall(let seconds):
+            usleep(UInt32(seconds * 1_000_000))
         case .forward:
             guard let reply = forward(head: lines, body: body) else { return }
             FaultProxy.write(connection, reply)

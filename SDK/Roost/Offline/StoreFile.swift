@@ -69,9 +69,17 @@ enum StoreFile {
         let pool = try DatabasePool(path: temporary.path, configuration: configuration)
         try migrator.migrate(pool)
         try pool.close()  // Checkpoints: the pages are in the file itself, not in a WAL left behind.
-        guard link(temporary.path, url.path) == 0 || errno == EEXIST else {
+        guard placeExclusively(temporary.path, at: url.path) else {
             throw RoostError.localStorage("cannot create \(url.path): \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// Links `source` to `target` unless `target` exists (then another process made it: fine). On a file
+    /// system without hard links, renames instead (a narrow race with another creator, not a failure).
+    static func placeExclusively(_ source: String, at target: String) -> Bool {
+        if link(source, target) == 0 || errno == EEXIST { return true }
+        guard [EPERM, ENOTSUP, EOPNOTSUPP, EXDEV].contains(errno) else { return false }
+        return FileManager.default.fileExists(atPath: target) || rename(source, target) == 0
     }
 
     /// An existing file of 0 bytes with no WAL holding its pages: SQLite would take it for a new,

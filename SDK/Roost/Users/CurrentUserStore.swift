@@ -67,7 +67,7 @@ struct CurrentUserStore: Sendable {
         close(descriptor)
         defer { if !replacing { unlink(temporary.path) } }
         guard written == data.count,
-            replacing ? rename(temporary.path, url.path) == 0 : (link(temporary.path, url.path) == 0 || errno == EEXIST)
+            replacing ? rename(temporary.path, url.path) == 0 : StoreFile.placeExclusively(temporary.path, at: url.path)
         else {
             unlink(temporary.path)
             throw RoostError.localStorage("cannot write \(url.path): \(String(cString: strerror(errno)))")

@@ -127,6 +127,29 @@ import Testing
         #expect(emptyURL.status == 0, "\(emptyURL)")
     }
 
+    /// A storage directory that cannot be written (made immutable: as root, permissions would not stop
+    /// the writes) fails `todo` with a plain message, not a trap. Needs `chattr` and root.
+    @Test(.enabled(if: LocalStateTests.canMakeImmutable())) func aReadOnlyStorageDirectoryIsAPlainError() async throws {
+        let server = try ServerProcess()
+        let device = ExampleTests.Device(server: server)
+        try FileManager.default.createDirectory(atPath: device.storage, withIntermediateDirectories: true)
+        #expect(try ChildProcess.run("/usr/bin/chattr", ["+i", device.storage]).status == 0)
+        defer { _ = try? ChildProcess.run("/usr/bin/chattr", ["-i", device.storage]) }
+        let listed = try TodoProcess(device, ["list"]).finish(deadline: 60)
+        #expect(listed.status == 1 && listed.output.hasPrefix("todo: cannot open"), "\(listed)")
+    }
+
+    static func canMakeImmutable() -> Bool {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
+        let probe = temporaryStorage()
+        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else { return false }
+        defer {
+            _ = try? ChildProcess.run("/usr/bin/chattr", ["-i", probe.path])
+            try? FileManager.default.removeItem(at: probe)
+        }
+        return (try? ChildProcess.run("/usr/bin/chattr", ["+i", probe.path]).status) == 0
+    }
+
     /// `todo sync` says the changes are on the server only when none was refused, and a refusal says why.
     @Test func syncReportsRefusalsInsteadOfSuccess() async throws {
         let server = try ServerProcess()

@@ -39,7 +39,7 @@ do {  // a block, so `item` is a local variable
 
 todo["done"] = true
 try todo.saveEventually()         // on disk before it returns; delivered exactly once, in order, when reachable
-await client.waitForPendingWrites()
+try await client.waitForPendingWrites()
 
 for try await answer in client.query("Todo").cachePolicy(.cacheThenNetwork).results() {
     print(answer.source, answer.changed ?? false, answer.objects.count)   // the cache at once, then the network

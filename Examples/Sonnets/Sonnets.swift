@@ -27,7 +27,7 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Load the 154 sonnets into the server (once).")
 
     func run() async throws {
-        let client = try makeClient()
+        let client = makeClient()
         guard let url = Bundle.module.url(forResource: "sonnets", withExtension: "txt"),
             let text = try? String(contentsOf: url, encoding: .utf8)
         else { fail("sonnets.txt is missing from the program's resources") }
@@ -58,7 +58,7 @@ struct List: AsyncParsableCommand {
         abstract: "The first line of each sonnet: the cached copy at once, then the server's, saying what changed there.")
 
     func run() async throws {
-        let client = try makeClient()
+        let client = makeClient()
         var cached: [RoostObject]?
         for try await answer in allSonnets(client).cachePolicy(.cacheThenNetwork).results() {
             switch (answer.source, answer.networkError) {
@@ -118,7 +118,7 @@ struct Show: AsyncParsableCommand {
     @Argument(help: "Its number, 1 to 154.") var number: Int
 
     func run() async throws {
-        let client = try makeClient()
+        let client = makeClient()
         // The server first: a cached copy of any age would hide corrections made there. Its own query, so
         // `list` still reports the change since it last looked.
         let query = client.query("Sonnet").whereKey("number", equalTo: number).cachePolicy(.networkElseCache)
@@ -149,13 +149,21 @@ struct Show: AsyncParsableCommand {
     }
 }
 
-func makeClient() throws -> RoostClient {
+/// The client, or an exit with `sonnets: <why>` (a bad URL; a damaged, read-only or full storage
+/// directory): a plain message, never a trap. An empty `ROOST_SERVER_URL` means the default.
+func makeClient() -> RoostClient {
     let environment = ProcessInfo.processInfo.environment
-    return try RoostClient(.init(
-        serverURL: URL(string: environment["ROOST_SERVER_URL"] ?? "http://127.0.0.1:1337/parse")!,
-        applicationId: environment["ROOST_APP_ID"] ?? "roost",
-        storageDirectory: environment["ROOST_STORAGE_DIR"].map { URL(fileURLWithPath: $0) },
-        requestTimeout: 5))
+    let serverAddress = environment["ROOST_SERVER_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:1337/parse"
+    guard let serverURL = URL(string: serverAddress), serverURL.scheme != nil else {
+        fail("sonnets: ROOST_SERVER_URL is not a URL: \(serverAddress)")
+    }
+    do {
+        return try RoostClient(.init(
+            serverURL: serverURL, applicationId: environment["ROOST_APP_ID"] ?? "roost",
+            storageDirectory: environment["ROOST_STORAGE_DIR"].map { URL(fileURLWithPath: $0) }, requestTimeout: 5))
+    } catch {
+        fail("sonnets: \(error)")
+    }
 }
 
 /// The whole collection, as one cached query.

@@ -31,11 +31,12 @@ struct Add: AsyncParsableCommand {
     @Argument(help: "The to-do, e.g. Buy 100 tons of cat litter.") var title: [String]
 
     func run() async throws {
-        let list = try TodoList()
+        let list = TodoList()
         let title = title.joined(separator: " ")
         guard !title.isEmpty, let user = list.client.currentUser else { throw ValidationError("A title is needed.") }
         try await list.add(title, owner: user)
-        print("Added: \(title)\(await list.deliver() ? "" : " (will sync when the server is reachable)")")
+        let synced = try await list.delivered(timeout: 5)
+        print("Added: \(title)\(synced ? "" : " (will sync when the server is reachable)")")
     }
 }
 
@@ -43,7 +44,7 @@ struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the to-dos (refreshed from the server when it is reachable).")
 
     func run() async throws {
-        let list = try TodoList()
+        let list = TodoList()
         await list.refresh()
         let todos = try await list.local()
         if todos.isEmpty { print("Nothing to do.") }
@@ -60,11 +61,11 @@ struct Done: AsyncParsableCommand {
     @Argument(help: "Its number in `todo list`.") var number: Int
 
     func run() async throws {
-        let list = try TodoList()
+        let list = TodoList()
         let item = try await list.item(number: number)
         item["done"] = true
         try await item.saveEventually()
-        await list.deliver()
+        try await list.delivered(timeout: 5)
         print("Done: \(item["title"] as String? ?? "")")
     }
 }
@@ -74,11 +75,11 @@ struct Remove: AsyncParsableCommand {
     @Argument(help: "Its number in `todo list`.") var number: Int
 
     func run() async throws {
-        let list = try TodoList()
+        let list = TodoList()
         let item = try await list.item(number: number)
         try await item.deleteEventually()
         try item.unpin()
-        await list.deliver()
+        try await list.delivered(timeout: 5)
         print("Removed: \(item["title"] as String? ?? "")")
     }
 }
@@ -87,13 +88,15 @@ struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Deliver the changes waiting for the server, and say what is left.")
 
     func run() async throws {
-        let client = try TodoList().client
-        if await client.isServerReachable(), await client.waitForPendingWrites(timeout: 30) {
-            print("All changes are on the server.")
-        } else {
-            print("\(client.pendingCount) change(s) waiting for the server.")
+        let list = TodoList()
+        let sent = try await list.delivered(timeout: 30)
+        let refused = try list.client.failedCommands()
+        if !sent {
+            print("\(list.client.pendingCount) change(s) waiting for the server.")
+        } else if refused.isEmpty {
+            print("All changes are on the server.")  // Only when nothing was refused: a refusal is listed below.
         }
-        for failed in try client.failedCommands() {
+        for failed in refused {
             print("refused by the server: \(failed.kind) \(failed.className) — \(failed.message)")
         }
     }
@@ -103,7 +106,7 @@ struct WhoAmI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the current user.")
 
     func run() async throws {
-        print(try TodoList().client.currentUser.map(describe) ?? "nobody")
+        print(TodoList().client.currentUser.map(describe) ?? "nobody")
     }
 }
 
@@ -113,12 +116,12 @@ struct SignUp: AsyncParsableCommand {
     @Argument(help: "The new account's username.") var username: String
 
     func run() async throws {
-        let list = try TodoList()
+        let list = TodoList()
         if let current = list.client.currentUser, isRegistered(current) {
             fail("You are logged in as \(current.username ?? "?"). Log out first (`todo logout`), then `todo signup \(username)`.")
         }
         let user = try await list.client.signUp(username: username, password: readPassword())
-        _ = await list.client.waitForPendingWrites(timeout: 10)
+        _ = try? await list.client.waitForPendingWrites(timeout: 10)
         print("Signed up as \(describe(user)); your to-dos are kept.")
     }
 }
@@ -135,7 +138,7 @@ struct LogIn: AsyncParsableCommand {
     @Flag(help: "Log in even though the anonymous to-dos are left behind.") var leaveBehind = false
 
     func run() async throws {
-        let list = try TodoList()
+        let list = TodoList()
         let current = list.client.currentUser
         let anonymousTodos = isRegistered(current) || current == nil ? [] : try await list.local()
         if !anonymousTodos.isEmpty, !move, !leaveBehind {
@@ -165,7 +168,7 @@ struct LogOut: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "logout", abstract: "Log out (this device forgets the list).")
 
     func run() async throws {
-        let list = try TodoList()
+        let list = TodoList()
         try await list.client.logOut()
         try list.client.unpinAll(name: TodoList.pinName)
         print("Logged out.")

@@ -7,13 +7,21 @@ struct TodoList {
     static let pinName = "todos"
     let client: RoostClient
 
-    init() throws {
+    /// Exits with `todo: <why>` when the client cannot be made (a bad URL; a damaged, read-only or full
+    /// storage directory): a plain message, never a trap.
+    init() {
         let environment = ProcessInfo.processInfo.environment
-        client = try RoostClient(.init(
-            serverURL: URL(string: environment["ROOST_SERVER_URL"] ?? "http://127.0.0.1:1337/parse")!,
-            applicationId: environment["ROOST_APP_ID"] ?? "roost",
-            storageDirectory: environment["ROOST_STORAGE_DIR"].map { URL(fileURLWithPath: $0) },
-            requestTimeout: 5))
+        let serverAddress = environment["ROOST_SERVER_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:1337/parse"
+        guard let serverURL = URL(string: serverAddress), serverURL.scheme != nil else {
+            fail("todo: ROOST_SERVER_URL is not a URL: \(serverAddress)")
+        }
+        do {
+            client = try RoostClient(.init(
+                serverURL: serverURL, applicationId: environment["ROOST_APP_ID"] ?? "roost",
+                storageDirectory: environment["ROOST_STORAGE_DIR"].map { URL(fileURLWithPath: $0) }, requestTimeout: 5))
+        } catch {
+            fail("todo: \(error)")
+        }
         client.enableAutomaticUser()
     }
 
@@ -32,7 +40,7 @@ struct TodoList {
         return todos[number - 1]
     }
 
-    /// A new to-do owned by `owner`, pinned and queued for the server (kept on disk first).
+    /// A new to-do owned by `owner`, listed (pinned) and queued for the server in one transaction (on disk first).
     @discardableResult
     func add(_ title: String, done: Bool = false, position: Double = Date().timeIntervalSince1970, owner: RoostUser) async throws -> RoostObject {
         let item = client.object("Todo")
@@ -41,15 +49,14 @@ struct TodoList {
         item["position"] = position
         item.set("owner", pointerTo: owner)
         item.acl = RoostACL(owner: owner)
-        try item.pin(name: TodoList.pinName)
-        try await item.saveEventually()
+        try await item.saveEventually(pinName: TodoList.pinName)
         return item
     }
 
     /// Online: deliver queued changes, then take the server's list (other devices' edits) for offline use.
     func refresh() async {
         guard await client.isServerReachable(), let user = client.currentUser, !user.isLazy else { return }
-        _ = await client.waitForPendingWrites(timeout: 10)
+        _ = try? await client.waitForPendingWrites(timeout: 10)
         guard client.pendingCount == 0,
             let remote = try? await client.query("Todo").whereKey("owner", equalTo: user).limit(10_000).find()
         else { return }
@@ -58,10 +65,18 @@ struct TodoList {
         try? client.pinAll(remote + localOnly, name: TodoList.pinName)
     }
 
-    /// Waits a little for queued changes when the server is up; false when they are still waiting.
+    /// Whether queued changes reached the server within `seconds` (false when it cannot be reached, or
+    /// when the session ended: then it says to log in again, which sends them).
+    /// - Throws: why they cannot be delivered (a wrong application id, no Parse API at the URL).
     @discardableResult
-    func deliver() async -> Bool {
-        await client.isServerReachable() ? await client.waitForPendingWrites(timeout: 5) : false
+    func delivered(timeout seconds: TimeInterval) async throws -> Bool {
+        guard await client.isServerReachable() else { return false }
+        do {
+            return try await client.waitForPendingWrites(timeout: seconds)
+        } catch let error as RoostError where error.code == .invalidSessionToken {
+            FileHandle.standardError.write(Data("todo: your session ended; `todo login <username>` sends your changes\n".utf8))
+            return false
+        }
     }
 }
 

@@ -111,6 +111,10 @@ public final class RoostServer: @unchecked Sendable {
         }
         faults.apply(to: &response, for: request)
         if request.body.count >= MemoryTrim.threshold || response.body.count >= MemoryTrim.threshold { memoryTrim.afterLargeRequest() }
+        // Echoed so a client can tell its own reply from one a middlebox substituted (the SDK checks it).
+        if let requestId = request.headers["x-parse-request-id"], requestId.utf8.count <= 256 {
+            response.headers.append(("X-Parse-Request-Id", requestId))
+        }
         let elapsedMicroseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1000
         // The path only (still percent-encoded, so it cannot forge lines): query strings can carry
         // credentials (GET /login).

@@ -41,12 +41,13 @@ case "enqueue":
     print("queued \(client.pendingCount)")
 case "drain":
     let semaphore = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var failure: Error?
     Task.detached {
-        await client.waitForPendingWrites()
+        do { try await client.waitForPendingWrites() } catch { failure = error }
         semaphore.signal()
     }
     semaphore.wait()
-    print("drained, failed: \((try? client.failedCommands().count) ?? -1)")
+    if let failure { print("not drained: \(failure)") } else { print("drained, failed: \((try? client.failedCommands().count) ?? -1)") }
 default:
     exit(2)
 }

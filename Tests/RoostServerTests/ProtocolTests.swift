@@ -90,6 +90,19 @@ import Testing
         }
     }
 
+    /// A client can tell its own reply from one a middlebox substituted: the request id comes back,
+    /// on a first reply, on a replayed one and on an error.
+    @Test func requestIdIsEchoedOnReplies() async throws {
+        let server = try TestServer()
+        let first = try await server.request("POST", "/classes/Echo", json: ["n": 1], headers: ["X-Parse-Request-Id": "echo-1"])
+        let replay = try await server.request("POST", "/classes/Echo", json: ["n": 1], headers: ["X-Parse-Request-Id": "echo-1"])
+        let refused = try await server.request("POST", "/classes/Echo", json: ["n": "text"], headers: ["X-Parse-Request-Id": "echo-2"])
+        #expect(first.status == 201 && first.headers["x-parse-request-id"] == "echo-1")
+        #expect(replay.json == first.json && replay.headers["x-parse-request-id"] == "echo-1")
+        #expect(refused.status == 400 && refused.headers["x-parse-request-id"] == "echo-2")
+        #expect(try await server.request("GET", "/classes/Echo").headers["x-parse-request-id"] == nil)
+    }
+
     @Test func healthNeedsNoKeys() async throws {
         let server = try TestServer(arguments: ["--rest-api-key", "rest-key-123"])
         for appId in [false, true] {

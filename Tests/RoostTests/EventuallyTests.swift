@@ -26,7 +26,7 @@ import Testing
         #expect(item["title"] == "oat milk")  // Local view shows the queued edits at once.
 
         try server.start()
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         #expect(client.pendingCount == 0)
         #expect(try client.failedCommands().isEmpty)
         let items = try await client.query("Item").find()
@@ -53,7 +53,7 @@ import Testing
         try server.start()
         let relaunched = try server.makeClient(storage: storage)
         #expect(relaunched.pendingCount == 2)
-        await relaunched.waitForPendingWrites()
+        try await relaunched.waitForPendingWrites()
         let notes = try await relaunched.query("Note").find()
         #expect(notes.count == 1)
         #expect(notes.first?["edits"] == 1)
@@ -72,7 +72,7 @@ import Testing
         let good = client.object("Typed")
         good["n"] = 2
         try await good.saveEventually()
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         let failed = try client.failedCommands()
         #expect(failed.count == 1)
         #expect(failed.first?.code == .incorrectType)
@@ -96,7 +96,7 @@ import Testing
         }
         try server.start()
         let converted = try await client.signUp(username: "dora", password: "pw")
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         #expect(try client.failedCommands().isEmpty)
         let laptop = try server.makeClient()
         let same = try await laptop.logIn(username: "dora", password: "pw")
@@ -117,7 +117,7 @@ import Testing
         try await client.logOut()  // Offline: the logout is queued behind the save.
         #expect(client.currentUser == nil)
         try server.start()
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         let other = try server.makeClient()
         try await other.logIn(username: "eve", password: "pw")
         #expect(try await other.query("Secret").count() == 1)
@@ -159,7 +159,7 @@ final class Outcome: @unchecked Sendable {
             return object
         }
         for object in extras { try await object.saveEventually() }
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         #expect(try client.failedCommands().isEmpty)
 
         server.stop()
@@ -186,7 +186,7 @@ final class Outcome: @unchecked Sendable {
             counter.increment("n")
             try await counter.saveEventually()
         }
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         #expect(try client.failedCommands().isEmpty)
         let stored = try await client.query("Counter").find()
         #expect(stored.count == 1)
@@ -204,7 +204,7 @@ final class Outcome: @unchecked Sendable {
         for item in items { try await item.saveEventually() }
         server.stop()  // Mid-drain (or before it): the queue waits and resumes.
         try server.start()
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         #expect(try client.failedCommands().isEmpty)
         #expect(try await client.query("Restarted").count() == 300)
     }

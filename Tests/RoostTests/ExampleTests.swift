@@ -190,6 +190,25 @@ import Testing
         #expect(!terminal.readEcho().contains("secret passphrase"))
     }
 
+    /// A storage path that cannot be a directory (a file is in the way) ends `sonnets` with a one-line
+    /// `sonnets: …` message; an empty server URL is the default one, not a trap.
+    @Test func sonnetsSaysWhatIsWrongWithItsStorage() throws {
+        let server = try ServerProcess(start: false)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("roost-example-\(UUID().uuidString)")
+        try Data("a file".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let blocked = try ChildProcess.run(try ExampleTests.program("sonnets"), ["list"], environment: [
+            "ROOST_SERVER_URL": server.url.absoluteString, "ROOST_APP_ID": ServerProcess.applicationId,
+            "ROOST_STORAGE_DIR": file.appendingPathComponent("sub").path,
+        ])
+        #expect(blocked.status == 1 && blocked.output.hasPrefix("sonnets: "), "\(blocked)")
+        // The default URL's port may or may not have a server on this machine: either way an answer (0 or 1), not a trap.
+        let emptyURL = try ChildProcess.run(try ExampleTests.program("sonnets"), ["show", "1"], environment: [
+            "ROOST_SERVER_URL": "", "ROOST_APP_ID": ServerProcess.applicationId, "ROOST_STORAGE_DIR": Device(server: server).storage,
+        ])
+        #expect(emptyURL.status == 0 || emptyURL.status == 1, "\(emptyURL)")
+    }
+
     @Test func sonnetsShowIsFreshAndListSaysWhatChangedAndWhen() async throws {
         let server = try ServerProcess()
         let reader = Device(server: server)

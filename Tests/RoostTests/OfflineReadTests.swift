@@ -111,7 +111,7 @@ import Testing
         #expect(try await local.whereKey("title", hasPrefix: "mi").count() == 1)
 
         try server.start()
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         let reloaded = try await local.order(byAscending: "position").find()
         #expect(reloaded.allSatisfy { $0.objectId != nil })  // The pins learned their objectIds.
         try milk.unpin()

@@ -41,7 +41,7 @@ Task.detached {
         // Back online: a client of the real server on the same storage drains the queue.
         let drainStart = DispatchTime.now()
         let client = try RoostClient(.init(serverURL: url, applicationId: arguments[2], storageDirectory: storage))
-        await client.waitForPendingWrites()
+        try await client.waitForPendingWrites()
         let drainTime = seconds(since: drainStart)
         let delivered = try await client.query("EventualBench").count()
 

@@ -7,17 +7,19 @@ extension RoostClient {
     }
 
     /// Waits for the queue to empty, at most `seconds`; returns whether it did.
-    public func waitForPendingWrites(timeout seconds: TimeInterval) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
+    /// - Throws: as `waitForPendingWrites()`, when that ends first.
+    public func waitForPendingWrites(timeout seconds: TimeInterval) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                await self.waitForPendingWrites()
+                try await self.waitForPendingWrites()
                 return true
             }
             group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+                try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
                 return false
             }
-            let first = await group.next() ?? false
+            // The group returns only once both children end: the wait is cancellable, so it ends at once.
+            let first = try await group.next() ?? false
             group.cancelAll()
             return first || self.pendingCount == 0
         }

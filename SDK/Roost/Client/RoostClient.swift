@@ -64,8 +64,9 @@ public final class RoostClient: @unchecked Sendable {
         try FileManager.default.createDirectory(at: configuration.storageDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         userStore = CurrentUserStore(directory: configuration.storageDirectory)
-        localStore = try LocalStore(directory: configuration.storageDirectory)
-        eventually = try EventuallyQueue(client: self, directory: configuration.storageDirectory)
+        let queueStore = try EventuallyStore(directory: configuration.storageDirectory)
+        localStore = try LocalStore(directory: configuration.storageDirectory, pins: queueStore.database)
+        eventually = EventuallyQueue(client: self, store: queueStore)
         if eventually.store.pendingCount > 0 { eventually.signal() }
     }
 

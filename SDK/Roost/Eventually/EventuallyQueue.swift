@@ -4,11 +4,23 @@ import RoostCore
 /// Delivers `saveEventually`/`deleteEventually` commands exactly once, in order, whenever the
 /// server is reachable.
 ///
-/// - Every command carries a request id the server deduplicates on (`X-Parse-Request-Id`), kept
-///   across retries and restarts: a reply lost after the commit is replayed, never re-applied.
-/// - Transport errors, timeouts, 5xx and 429 are retried with capped exponential backoff and
-///   jitter; a Parse error is final for its command, which moves to the failed table.
-/// - Consecutive independent commands of one user go through `/batch`, 50 at most.
+/// Every command carries a request id the server deduplicates on (`X-Parse-Request-Id`), kept across
+/// retries and restarts: a reply lost after the commit is replayed, never re-applied. What happens
+/// to a command depends on what comes back (one rule, applied to single requests, `/batch` items and
+/// the automatic user's creation alike):
+/// - **Retried** (capped exponential backoff with jitter): no answer, timeouts, 5xx (503 included),
+///   429, and unusable replies — a body that is not JSON, a reply not shaped like the answer to this
+///   request (`WriteReply`), or one echoing another request's id.
+/// - **Refused for good**: a Parse error (`{code, error}`) or another 4xx. The command moves to
+///   `failedCommands()` and its caller hears of it.
+/// - **Waiting for a sign-in**: 209, the session was revoked (logged out elsewhere). The user's
+///   commands stay queued and are sent under the new session once that user logs in again (the
+///   automatic anonymous user signs itself in again with its anonymous id).
+/// - **Paused, configuration is wrong**: 403 `unauthorized` (wrong application id) or a 404 without a
+///   Parse code (no Parse API at the URL). Nothing is discarded; waiting callers get the error, and
+///   the queue tries again when asked (a new command, a new wait, or a client configured right).
+///
+/// Consecutive independent commands of one user go through `/batch`, 50 at most.
 final class EventuallyQueue: @unchecked Sendable {
     let store: EventuallyStore
     private weak var client: RoostClient?
@@ -19,7 +31,8 @@ final class EventuallyQueue: @unchecked Sendable {
     private var drainTask: Task<Void, Never>?
     private var wakeUp: CheckedContinuation<Void, Never>?
     private var hasSignal = false
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of `waitUntilEmpty`, resumed when the queue empties or stalls (with why), or when cancelled.
+    private var idleWaiters: [UUID: CheckedContinuation<Void, Error>] = [:]
 
     private struct WeakObject { weak var object: RoostObject? }
     /// The objectIds of the current run's targets, read in one query (only the drain task uses it).
@@ -33,32 +46,33 @@ final class EventuallyQueue: @unchecked Sendable {
         return try store.objectId(forLocalId: localId)
     }
 
-    init(client: RoostClient, directory: URL) throws {
+    init(client: RoostClient, store: EventuallyStore) {
         self.client = client
-        store = try EventuallyStore(directory: directory)
+        self.store = store
     }
 
     deinit { drainTask?.cancel() }
 
     /// Stops draining (the client is going away); queued commands stay on disk for the next launch.
     func shutdown() {
-        let (task, waiter, waiters) = lock.withLock { () -> (Task<Void, Never>?, CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (task, waiter) = lock.withLock { () -> (Task<Void, Never>?, CheckedContinuation<Void, Never>?) in
             defer {
                 drainTask = nil
                 wakeUp = nil
-                idleWaiters = []
             }
-            return (drainTask, wakeUp, idleWaiters)
+            return (drainTask, wakeUp)
         }
         task?.cancel()
         waiter?.resume()
-        waiters.forEach { $0.resume() }
+        resumeIdleWaiters(.failure(RoostError.invalidArgument("the client was shut down")))
     }
 
     // MARK: Queueing
 
     /// Queues the object's edits (and first, creates of new objects it points to). Durable on return.
-    func enqueueSave(_ object: RoostObject, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
+    /// The pinned copies of the objects (and with `pinName`, a new pin of `object`) change in the same
+    /// transaction: the local list never shows an object whose creation is not queued.
+    func enqueueSave(_ object: RoostObject, pinName: String? = nil, completion: (@Sendable (Result<Void, Error>) -> Void)?) throws {
         guard let client else { return }
         var rows: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
                     userKey: String?, requestId: String)] = []
@@ -77,8 +91,15 @@ final class EventuallyQueue: @unchecked Sendable {
             handedOver.append(object)
         }
         visit(object)
-        try store.enqueue(rows)
-        handedOver.forEach { $0.refreshPin() }  // Local queries see queued changes at once.
+        // Local queries see queued changes at once.
+        let pins = handedOver.map { ($0.className, [$0.localId] + [$0.objectId].compactMap { $0 }, $0.pinJSON, $0.pinKey) }
+        let newPin = pinName.map { name in (name, object.className, object.pinKey, object.pinJSON) }
+        try store.enqueue(rows) { db in
+            for (className, keys, json, newKey) in pins {
+                try LocalStore.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db)
+            }
+            if let newPin { try LocalStore.pin([(newPin.1, newPin.2, newPin.3)], name: newPin.0, in: db) }
+        }
         lock.withLock {
             for (row, object) in zip(rows, handedOver) where row.objectId == nil {
                 waitingObjects[row.localId!] = WeakObject(object: object)
@@ -113,13 +134,21 @@ final class EventuallyQueue: @unchecked Sendable {
         }
     }
 
-    /// Returns once every queued command was delivered or failed.
-    func waitUntilEmpty() async {
-        if store.pendingCount == 0 { return }
-        signal()
-        await withCheckedContinuation { continuation in
-            lock.withLock { idleWaiters.append(continuation) }
-            if store.pendingCount == 0 { resumeIdleWaiters() }
+    /// Returns once every queued command was delivered or refused for good.
+    /// - Throws: `RoostError.misconfigured` when the server refuses the client's configuration, a 209
+    ///   `RoostError.server` when the commands left wait for their user to sign in again,
+    ///   `CancellationError` when the calling task is cancelled.
+    func waitUntilEmpty() async throws {
+        if try store.countPending() == 0 { return }
+        let id = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+                lock.withLock { idleWaiters[id] = continuation }
+                if Task.isCancelled { resumeIdleWaiter(id, .failure(CancellationError())) }
+                signal()  // Also a new attempt for a queue paused on a refusal.
+            }
+        } onCancel: {
+            resumeIdleWaiter(id, .failure(CancellationError()))
         }
     }
 
@@ -128,16 +157,26 @@ final class EventuallyQueue: @unchecked Sendable {
     private func drain() async {
         var failures = 0
         while !Task.isCancelled, client != nil {
-            let commands = (try? store.next(limit: 50)) ?? []
-            if commands.isEmpty {
-                resumeIdleWaiters()
-                await waitForSignal()
-                continue
-            }
             do {
+                try await signAutomaticUserInAgain()
+                try resumeUsersWhoSignedInAgain()
+                let commands = try store.next(limit: 50)
+                if commands.isEmpty {
+                    let waiting = try store.countPending()
+                    // What is left (if anything) waits for its users to sign in again.
+                    resumeIdleWaiters(waiting == 0 ? .success(()) : .failure(RoostError.server(
+                        code: .invalidSessionToken,
+                        message: "Invalid session token: log in again to send \(waiting) queued change(s)")))
+                    await waitForSignal()
+                    continue
+                }
                 try await createAutomaticUserIfNeeded(for: commands)
                 try await deliver(try group(commands))
                 failures = 0
+            } catch let error as RoostError where error.isMisconfiguration {
+                // No retry can fix this: keep every command, tell the waiting callers, and try again when asked.
+                resumeIdleWaiters(.failure(error))
+                await waitForSignal()
             } catch {
                 failures += 1
                 // Capped exponential backoff with jitter: no busy loop, no storm when the server returns.
@@ -161,19 +200,67 @@ final class EventuallyQueue: @unchecked Sendable {
         }
     }
 
-    private func resumeIdleWaiters() {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+    private func resumeIdleWaiters(_ result: Result<Void, Error>) {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Error>] in
             defer { idleWaiters.removeAll() }
-            return idleWaiters
+            return Array(idleWaiters.values)
         }
-        waiters.forEach { $0.resume() }
+        waiters.forEach { $0.resume(with: result) }
+    }
+
+    private func resumeIdleWaiter(_ id: UUID, _ result: Result<Void, Error>) {
+        lock.withLock { idleWaiters.removeValue(forKey: id) }?.resume(with: result)
+    }
+
+    /// Users whose session was revoked and who have one again (logged in anew) get their commands sent.
+    private func resumeUsersWhoSignedInAgain() throws {
+        for (userKey, revokedToken) in try store.awaitingSignIn() {
+            if let token = try sessionToken(for: userKey), token != revokedToken { try store.signedInAgain(userKey: userKey) }
+        }
+    }
+
+    /// The automatic user needs no one to sign it in again: its anonymous id is its credential. When its
+    /// session was revoked (or replaced by another process sharing this directory), it logs in anew.
+    private func signAutomaticUserInAgain() async throws {
+        guard let client, let user = client.currentUser, let objectId = user.objectId, let anonymousId = automaticUserId(user, client),
+            let revoked = try store.awaitingSignIn().first(where: { entry in
+                (entry.userKey == user.localId || (try? resolvedKey(entry.userKey)) == objectId) && entry.revokedToken == user.sessionToken
+            })
+        else { return }
+        let answer = try await client.transport.send("POST", "users", body: ["authData": ["anonymous": ["id": .string(anonymousId)]]])
+        guard answer["objectId"]?.stringValue == objectId, let token = answer["sessionToken"]?.stringValue, token != revoked.revokedToken
+        else { return }
+        user.lock.withLock { user.sessionTokenStorage = token }
+        client.persistIfCurrent(user)
+    }
+
+    /// The anonymous id of `user` when it is this storage directory's automatic user, created on the server.
+    private func automaticUserId(_ user: RoostUser, _ client: RoostClient) -> String? {
+        guard !user.isLazy, let id = user.lock.withLock({ user.state.serverData["authData"]?["anonymous"]?["id"] })?.stringValue,
+            id == (try? client.userStore.anonymousId())
+        else { return nil }
+        return id
     }
 
     /// Commands of an automatic user that exists only locally are preceded by its creation.
     private func createAutomaticUserIfNeeded(for commands: [QueuedCommand]) async throws {
-        guard let user = client?.currentUser, user.isLazy, commands.contains(where: { $0.userKey == user.localId }) else { return }
+        guard let client, let user = client.currentUser else { return }
+        guard user.isLazy else {
+            try recordAutomaticUserCreatedElsewhere(user, client: client)
+            return
+        }
+        guard commands.contains(where: { $0.userKey == user.localId }) else { return }
         try await user.save()
         if let objectId = user.objectId { try store.record(localId: user.localId, objectId: objectId) }
+    }
+
+    /// Another process sharing this storage directory may have created the automatic user (this one
+    /// read it from disk, created) and not yet recorded its local id: record it here, or the commands
+    /// naming that local id would be refused as pointing to an unsaved object.
+    private func recordAutomaticUserCreatedElsewhere(_ user: RoostUser, client: RoostClient) throws {
+        guard let objectId = user.objectId, let anonymousId = automaticUserId(user, client) else { return }
+        let localId = "local_anon_" + anonymousId
+        if try store.objectId(forLocalId: localId) == nil { try store.record(localId: localId, objectId: objectId) }
     }
 
     /// A resolved command, ready to send.
@@ -293,10 +380,11 @@ final class EventuallyQueue: @unchecked Sendable {
         guard let client, let first = deliveries.first else { return }
         if deliveries.count == 1 {
             do {
-                let answer = try await client.transport.send(first.method, first.path, body: first.body,
-                                                             sessionToken: first.sessionToken, requestId: first.command.requestId)
-                try succeed(first, answer)
-            } catch let error as RoostError where !error.isTransport {
+                let reply = try await client.transport.exchange(first.method, first.path, body: first.body,
+                                                                sessionToken: first.sessionToken, requestId: first.command.requestId)
+                guard isWellFormed(reply.json, for: first, status: reply.status) else { throw WriteReply.unusable }
+                try succeed(first, reply.json)
+            } catch let error as RoostError where error.isRefusal {
                 try refuse(first, error)
             }
             return
@@ -311,25 +399,38 @@ final class EventuallyQueue: @unchecked Sendable {
         let answer: JSON
         do {
             answer = try await client.transport.send("POST", "batch", body: ["requests": .array(requests)], sessionToken: first.sessionToken)
-        } catch let error as RoostError where !error.isTransport {
+        } catch let error as RoostError where error.isRefusal {
             // The batch as a whole was refused: deliver one by one, so each command gets its own verdict.
             for delivery in deliveries { try await deliver([delivery]) }
             return
         }
+        // Anything but one verdict per command, each shaped as its request's answer, is no answer:
+        // the whole run is sent again (the request ids make that safe).
+        guard WriteReply.isWellFormedBatch(answer, count: deliveries.count),
+            zip(answer.arrayValue ?? [], deliveries).allSatisfy({ item, delivery in
+                item["success"].map { isWellFormed($0, for: delivery, status: nil) } ?? true
+            })
+        else { throw WriteReply.unusable }
         let results = answer.arrayValue ?? []
         var succeeded: [(Delivery, JSON)] = []
         for (index, delivery) in deliveries.enumerated() {
-            let item = index < results.count ? results[index] : .null
+            let item = results[index]
             if let success = item["success"] {
                 succeeded.append((delivery, success))
             } else {
                 try succeed(succeeded)  // Keep the order: what came before this item is done.
                 succeeded = []
                 let code = ParseErrorCode(rawValue: Int(item["error"]?["code"]?.numberValue ?? 1))
-                try refuse(delivery, RoostError.server(code: code, message: item["error"]?["error"]?.stringValue ?? ""))
+                let message = item["error"]?["error"]?.stringValue ?? ""
+                try refuse(delivery, RoostError.server(code: code, message: message.isEmpty ? "refused (no message)" : message))
             }
         }
         try succeed(succeeded)
+    }
+
+    private func isWellFormed(_ answer: JSON, for delivery: Delivery, status: Int?) -> Bool {
+        WriteReply.isWellFormed(answer, method: delivery.command.kind == .logout ? "DELETE" : delivery.method,
+                                className: delivery.command.className, status: status)
     }
 
     private func succeed(_ delivery: Delivery, _ answer: JSON) throws {
@@ -339,17 +440,24 @@ final class EventuallyQueue: @unchecked Sendable {
     /// Records delivered commands in one durable transaction, then updates live objects and callers.
     private func succeed(_ delivered: [(Delivery, JSON)]) throws {
         guard !delivered.isEmpty else { return }
+        let created = delivered.compactMap { delivery, answer -> (objectId: String, localId: String, className: String)? in
+            guard delivery.method == "POST", delivery.command.kind == .save, let localId = delivery.command.localId,
+                let objectId = answer["objectId"]?.stringValue else { return nil }
+            return (objectId, localId, delivery.command.className)
+        }
+        // The pinned copies learn their objectIds in the same transaction (a lock error retries both).
         try store.completeAll(delivered.map { delivery, answer in
             (delivery.command, delivery.method == "POST" ? answer["objectId"]?.stringValue : nil)
-        })
+        }) { db in
+            for (objectId, localId, className) in created {
+                try LocalStore.assignObjectId(objectId, toLocalId: localId, className: className, in: db)
+            }
+        }
         for (delivery, answer) in delivered {
             if let localId = delivery.command.localId,
                 let object = lock.withLock({ waitingObjects.removeValue(forKey: localId)?.object })
             {
                 object.applyEventualAnswer(answer)
-            }
-            if let localId = delivery.command.localId, let objectId = answer["objectId"]?.stringValue {
-                client?.localStore.assignObjectId(objectId, toLocalId: localId, className: delivery.command.className)
             }
             finish(delivery.command, .success(()))
         }
@@ -366,6 +474,11 @@ final class EventuallyQueue: @unchecked Sendable {
             // The user's token changed, or is being changed, while this was in flight (sign-up conversion,
             // new password): send again with the new one.
             throw RoostError.transport("session token replaced; retrying with the new one")
+        }
+        if error.code == .invalidSessionToken, let userKey = delivery.command.userKey, let revoked = delivery.sessionToken {
+            // Revoked (logged out elsewhere): the user's commands wait for them to log in again.
+            try store.awaitSignIn(userKey: userKey, revokedToken: revoked)
+            return
         }
         try store.fail(delivery.command, code: error.code ?? .otherCause, message: error.description)
         finish(delivery.command, .failure(error))

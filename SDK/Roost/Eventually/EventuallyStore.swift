@@ -29,19 +29,27 @@ public struct FailedCommand: Sendable, Equatable {
     public let message: String
 }
 
-/// The durable side of `saveEventually`: commands, the localId → objectId map, failed commands and
-/// the session tokens of users who logged out with commands still queued, in one SQLite file
-/// (`eventually.sqlite`, WAL, `synchronous=FULL`: a command is on disk before its call returns).
+/// The durable side of `saveEventually`: commands, the localId → objectId map, failed commands,
+/// the session tokens of users who logged out with commands still queued, and the users whose
+/// session the server revoked, in one SQLite file (`eventually.sqlite`, WAL, `synchronous=FULL`: a
+/// command is on disk before its call returns).
+///
+/// The pinned objects live here too (`LocalStore` reads and writes them through `database`): a queued
+/// change and the pinned copy it updates, a delivered create and the objectId its pinned copy learns,
+/// each commit in one transaction. Several processes may share the file (one storage directory): each
+/// write waits for another's lock (`StoreFile.busyTimeout`) instead of failing at once.
 final class EventuallyStore: Sendable {
     /// WAL (GRDB's pool): the drainer reads while calls append.
     private let queue: DatabasePool
 
+    /// The file's database, for the pins kept in it.
+    var database: DatabasePool { queue }
+
     init(directory: URL) throws {
-        var configuration = Configuration()
+        var configuration = StoreFile.configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        queue = try DatabasePool(path: directory.appendingPathComponent("eventually.sqlite").path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -63,13 +71,29 @@ final class EventuallyStore: Sendable {
                 CREATE TABLE session (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL);
                 """)
         }
-        try migrator.migrate(queue)
+        migrator.registerMigration("v2: users to sign in again") { db in
+            // The revoked token: the user's commands wait until a session other than this one exists.
+            try db.execute(sql: "CREATE TABLE awaitingSignIn (userKey TEXT PRIMARY KEY NOT NULL, sessionToken TEXT NOT NULL)")
+        }
+        migrator.registerMigration("v3: pins") { db in
+            try db.execute(sql: """
+                CREATE TABLE pin (
+                    name TEXT NOT NULL, className TEXT NOT NULL, objectKey TEXT NOT NULL, object TEXT NOT NULL,
+                    PRIMARY KEY (name, className, objectKey)
+                );
+                CREATE INDEX pin_object ON pin (className, objectKey);
+                """)
+        }
+        queue = try StoreFile.open(directory.appendingPathComponent("eventually.sqlite"), configuration: configuration,
+                                   migrator: migrator, damage: .setAsideAndThrow(what: "The offline queue"))
     }
 
-    /// Appends commands in one durable transaction.
+    /// Appends commands in one durable transaction, with `alongside`'s changes to the pins.
     func enqueue(_ commands: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
-                               userKey: String?, requestId: String)]) throws {
+                               userKey: String?, requestId: String)],
+                 alongside: ((Database) throws -> Void)? = nil) throws {
         try queue.write { db in
+            try alongside?(db)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for command in commands {
@@ -79,11 +103,13 @@ final class EventuallyStore: Sendable {
         }
     }
 
-    /// The oldest commands, in order.
+    /// The oldest commands, in order, except those of users who must sign in again.
     func next(limit: Int) throws -> [QueuedCommand] {
         try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT sequence, requestId, kind, className, objectId, localId, body, userKey FROM command ORDER BY sequence LIMIT ?",
-                             arguments: [limit]).map { row in
+            try Row.fetchAll(db, sql: """
+                SELECT sequence, requestId, kind, className, objectId, localId, body, userKey FROM command
+                WHERE userKey IS NULL OR userKey NOT IN (SELECT userKey FROM awaitingSignIn) ORDER BY sequence LIMIT ?
+                """, arguments: [limit]).map { row in
                 QueuedCommand(
                     sequence: row[0], requestId: row[1], kind: QueuedCommand.Kind(rawValue: row[2]) ?? .save, className: row[3],
                     objectId: row[4], localId: row[5], body: (try? JSONParser.parse(row[6] as String)) ?? [:], userKey: row[7])
@@ -91,7 +117,9 @@ final class EventuallyStore: Sendable {
         }
     }
 
-    var pendingCount: Int { (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command") ?? 0 }) ?? 0 }
+    var pendingCount: Int { (try? countPending()) ?? 0 }
+
+    func countPending() throws -> Int { try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command") ?? 0 } }
 
     func pendingCount(userKey: String) throws -> Int {
         try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM command WHERE userKey = ?", arguments: [userKey]) ?? 0 }
@@ -102,9 +130,12 @@ final class EventuallyStore: Sendable {
         try completeAll([(command, createdObjectId)])
     }
 
-    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds.
-    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)]) throws {
+    /// Removes delivered commands (a whole batch: one transaction, one fsync) with their new objectIds,
+    /// with `alongside`'s changes to the pins.
+    func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)],
+                     alongside: ((Database) throws -> Void)? = nil) throws {
         try queue.write { db in
+            try alongside?(db)
             let delete = try db.cachedStatement(sql: "DELETE FROM command WHERE sequence = ?")
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)")
             for (command, createdObjectId) in outcomes {
@@ -155,6 +186,23 @@ final class EventuallyStore: Sendable {
         }
     }
 
+    enum Creation: Equatable {
+        case queued, delivered(objectId: String), neverQueued
+    }
+
+    /// Where the creation of a new object stands. When the store cannot be read, `queued`: the object
+    /// is then taken as it is pinned, as before this check existed.
+    func creation(ofLocalId localId: String) -> Creation {
+        let found = try? queue.read { db -> Creation in
+            if let objectId = try String.fetchOne(db, sql: "SELECT objectId FROM localId WHERE localId = ?", arguments: [localId]) {
+                return .delivered(objectId: objectId)
+            }
+            let queued = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM command WHERE localId = ?)", arguments: [localId])
+            return queued == true ? .queued : .neverQueued
+        }
+        return found ?? .queued
+    }
+
     func objectId(forLocalId localId: String) throws -> String? {
         try queue.read { db in try String.fetchOne(db, sql: "SELECT objectId FROM localId WHERE localId = ?", arguments: [localId]) }
     }
@@ -163,6 +211,25 @@ final class EventuallyStore: Sendable {
         try queue.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)", arguments: [localId, objectId])
         }
+    }
+
+    /// The server revoked `sessionToken`: the user's commands wait until they sign in again.
+    func awaitSignIn(userKey: String, revokedToken: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO awaitingSignIn (userKey, sessionToken) VALUES (?, ?)",
+                           arguments: [userKey, revokedToken])
+        }
+    }
+
+    /// Users whose commands wait for a sign-in, with the token the server revoked.
+    func awaitingSignIn() throws -> [(userKey: String, revokedToken: String)] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT userKey, sessionToken FROM awaitingSignIn").map { ($0[0], $0[1]) }
+        }
+    }
+
+    func signedInAgain(userKey: String) throws {
+        try queue.write { db in try db.execute(sql: "DELETE FROM awaitingSignIn WHERE userKey = ?", arguments: [userKey]) }
     }
 
     func sessionToken(userKey: String) throws -> String? {

@@ -3,6 +3,8 @@ import RoostCore
 
 /// `saveEventually` and `deleteEventually`: the edit is committed to the client's durable queue
 /// before the call returns, and delivered exactly once, in order, when the server is reachable.
+/// What is retried, what is refused for good and what pauses the queue: see `EventuallyQueue` and
+/// the README ("Offline: saveEventually…").
 ///
 /// Do not mix `saveEventually` and `save` on the same new object: the queue creates it.
 extension RoostObject {
@@ -15,6 +17,16 @@ extension RoostObject {
     /// `saveEventually()` from async code.
     public func saveEventually() async throws {
         try client.eventually.enqueueSave(self, completion: nil)
+    }
+
+    /// Queues the edits and pins this object under `pinName` in the same transaction: the pinned
+    /// list and the queue change together (another process holding a lock fails both or neither).
+    public func saveEventually(pinName: String) throws {
+        try client.eventually.enqueueSave(self, pinName: pinName, completion: nil)
+    }
+
+    public func saveEventually(pinName: String) async throws {
+        try client.eventually.enqueueSave(self, pinName: pinName, completion: nil)
     }
 
     /// Queues the edits; `completion` runs on a background thread once the server accepted them or
@@ -69,9 +81,24 @@ extension RoostClient {
     /// Commands queued by `saveEventually`/`deleteEventually` not yet delivered.
     public var pendingCount: Int { eventually.store.pendingCount }
 
-    /// Returns once every queued command was delivered (or failed for good).
-    public func waitForPendingWrites() async {
-        await eventually.waitUntilEmpty()
+    /// Returns once every queued command was delivered (or refused for good: see `failedCommands()`).
+    /// - Throws: `RoostError.misconfigured` when the server refuses this client's configuration (wrong
+    ///   application id, no Parse API at the URL: the commands are kept, and delivered once the client
+    ///   is configured right); a 209 `RoostError.server` when the commands left wait for their user to
+    ///   log in again (the session was revoked); `CancellationError` when the task is cancelled.
+    public func waitForPendingWrites() async throws {
+        try await eventually.waitUntilEmpty()
+    }
+
+    /// `waitForPendingWrites()` for code that is not async.
+    public func waitForPendingWritesBlocking() throws {
+        try runBlocking { try await self.waitForPendingWrites() }
+    }
+
+    /// `waitForPendingWrites(timeout:)` for code that is not async.
+    @discardableResult
+    public func waitForPendingWritesBlocking(timeout seconds: TimeInterval) throws -> Bool {
+        try runBlocking { try await self.waitForPendingWrites(timeout: seconds) }
     }
 
     /// Queued commands the server refused with a Parse error, oldest first.

@@ -33,6 +33,7 @@ extension RoostObject {
     public func fetch() async throws {
         guard let objectId else { throw RoostError.invalidArgument("Cannot fetch an object that has not been saved.") }
         let answer = try await client.request("GET", "\(classPath)/\(objectId)")
+        guard WriteReply.isObject(answer, withId: objectId) else { throw WriteReply.unusable }  // Else it would become that object.
         applyServerObject(answer)
     }
 

@@ -69,6 +69,14 @@ struct SaveEngine {
         do {
             answer = try await client.transport.send("POST", "batch", body: ["requests": .array(requests)],
                                                      sessionToken: client.sessionToken)
+            // One verdict per object, each shaped as its request's answer, or nothing is trusted.
+            guard WriteReply.isWellFormedBatch(answer, count: commands.count),
+                zip(answer.arrayValue ?? [], zip(commands, objects)).allSatisfy({ item, pair in
+                    item["success"].map {
+                        WriteReply.isWellFormed($0, method: pair.0.method, className: pair.1.className, status: nil)
+                    } ?? true
+                })
+            else { throw WriteReply.unusable }
         } catch {
             objects.forEach { $0.endSave(.failure(error)) }
             client.handleSessionError(error)
@@ -77,7 +85,7 @@ struct SaveEngine {
         let results = answer.arrayValue ?? []
         var firstError: Error?
         for (index, object) in objects.enumerated() {
-            let item = index < results.count ? results[index] : .null
+            let item = results[index]
             if let success = item["success"] {
                 object.endSave(.success(success))
             } else {
@@ -164,9 +172,12 @@ extension RoostObject {
     func saveAlone() async throws {
         let command = try beginSave()
         do {
-            let answer = try await client.transport.send(command.method, command.path, body: command.body,
-                                                         sessionToken: client.sessionToken)
-            endSave(.success(answer))
+            let reply = try await client.transport.exchange(command.method, command.path, body: command.body,
+                                                            sessionToken: client.sessionToken)
+            guard WriteReply.isWellFormed(reply.json, method: command.method, className: className, status: reply.status) else {
+                throw WriteReply.unusable
+            }
+            endSave(.success(reply.json))
         } catch {
             endSave(.failure(error))
             client.handleSessionError(error)

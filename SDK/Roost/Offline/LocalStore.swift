@@ -2,13 +2,21 @@ import Foundation
 import GRDB
 import RoostCore
 
-/// The client's local data: cached query results and pinned objects, in `local.sqlite` in the
-/// storage directory.
+/// The client's local data: cached query results in `local.sqlite` (disposable: the server has all of
+/// it, so a damaged file is moved aside and rebuilt), and pinned objects in the queue's file
+/// (`eventually.sqlite`), so that a queued change and the pinned copy it updates commit in one
+/// transaction: the local list and the queue change together, or neither does. The `static` pin
+/// functions run inside such a transaction (see `EventuallyStore.enqueue` and `completeAll`).
 final class LocalStore: Sendable {
+    static let fileName = "local.sqlite"
+    /// The query cache.
     private let pool: DatabasePool
+    /// The queue's file, which holds the pins.
+    private let pins: DatabasePool
 
-    init(directory: URL) throws {
-        pool = try DatabasePool(path: directory.appendingPathComponent("local.sqlite").path)
+    /// - Parameter pins: the queue's database (`EventuallyStore.database`).
+    init(directory: URL, pins: DatabasePool) throws {
+        self.pins = pins
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -20,7 +28,26 @@ final class LocalStore: Sendable {
                 CREATE INDEX pin_object ON pin (className, objectKey);
                 """)
         }
-        try migrator.migrate(pool)
+        pool = try StoreFile.open(directory.appendingPathComponent(Self.fileName), configuration: StoreFile.configuration(),
+                                  migrator: migrator, damage: .rebuild)
+        try movePinsOfEarlierVersions()
+    }
+
+    /// Pins used to live in `local.sqlite`: move any found there into the queue's file (once; idempotent).
+    private func movePinsOfEarlierVersions() throws {
+        let legacy = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, className, objectKey, object FROM pin").map { row in
+                (name: row[0] as String, className: row[1] as String, key: row[2] as String, object: row[3] as String)
+            }
+        }
+        guard !legacy.isEmpty else { return }
+        try pins.write { db in
+            for pin in legacy {
+                try db.execute(sql: "INSERT OR IGNORE INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
+                               arguments: [pin.name, pin.className, pin.key, pin.object])
+            }
+        }
+        try pool.write { db in try db.execute(sql: "DELETE FROM pin") }
     }
 
     // MARK: Query cache
@@ -53,43 +80,46 @@ final class LocalStore: Sendable {
 
     /// Stores (or refreshes) objects under a pin name.
     func pin(_ objects: [(className: String, key: String, json: JSON)], name: String) throws {
-        try pool.write { db in
-            for object in objects {
-                try db.execute(sql: "INSERT OR REPLACE INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
-                               arguments: [name, object.className, object.key, object.json.jsonText])
-            }
+        try pins.write { db in try Self.pin(objects, name: name, in: db) }
+    }
+
+    static func pin(_ objects: [(className: String, key: String, json: JSON)], name: String, in db: Database) throws {
+        for object in objects {
+            try db.execute(sql: "INSERT OR REPLACE INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
+                           arguments: [name, object.className, object.key, object.json.jsonText])
         }
     }
 
     /// Refreshes an object wherever it is pinned; returns whether it was.
     @discardableResult
     func refresh(className: String, keys: [String], json: JSON, newKey: String) throws -> Bool {
-        try pool.write { db in
-            var found = false
-            for key in keys {
-                try db.execute(sql: "UPDATE pin SET object = ?, objectKey = ? WHERE className = ? AND objectKey = ?",
-                               arguments: [json.jsonText, newKey, className, key])
-                found = found || db.changesCount > 0
-            }
-            return found
+        try pins.write { db in try Self.refresh(className: className, keys: keys, json: json, newKey: newKey, in: db) }
+    }
+
+    @discardableResult
+    static func refresh(className: String, keys: [String], json: JSON, newKey: String, in db: Database) throws -> Bool {
+        var found = false
+        for key in keys {
+            try db.execute(sql: "UPDATE pin SET object = ?, objectKey = ? WHERE className = ? AND objectKey = ?",
+                           arguments: [json.jsonText, newKey, className, key])
+            found = found || db.changesCount > 0
         }
+        return found
     }
 
     /// A pinned object created by the queue: it now has an objectId (the key and the stored copy learn it).
-    func assignObjectId(_ objectId: String, toLocalId localId: String, className: String) {
-        try? pool.write { db in
-            for row in try Row.fetchAll(db, sql: "SELECT name, object FROM pin WHERE className = ? AND objectKey = ?",
-                                        arguments: [className, localId]) {
-                guard case .object(var members)? = try? JSONParser.parse(row[1] as String) else { continue }
-                members["objectId"] = .string(objectId)
-                try db.execute(sql: "UPDATE pin SET objectKey = ?, object = ? WHERE name = ? AND className = ? AND objectKey = ?",
-                               arguments: [objectId, JSON.object(members).jsonText, row[0] as String, className, localId])
-            }
+    static func assignObjectId(_ objectId: String, toLocalId localId: String, className: String, in db: Database) throws {
+        for row in try Row.fetchAll(db, sql: "SELECT name, object FROM pin WHERE className = ? AND objectKey = ?",
+                                    arguments: [className, localId]) {
+            guard case .object(var members)? = try? JSONParser.parse(row[1] as String) else { continue }
+            members["objectId"] = .string(objectId)
+            try db.execute(sql: "UPDATE pin SET objectKey = ?, object = ? WHERE name = ? AND className = ? AND objectKey = ?",
+                           arguments: [objectId, JSON.object(members).jsonText, row[0] as String, className, localId])
         }
     }
 
     func unpin(className: String, keys: [String], name: String?) throws {
-        try pool.write { db in
+        try pins.write { db in
             for key in keys {
                 if let name {
                     try db.execute(sql: "DELETE FROM pin WHERE name = ? AND className = ? AND objectKey = ?", arguments: [name, className, key])
@@ -101,12 +131,12 @@ final class LocalStore: Sendable {
     }
 
     func unpinAll(name: String) throws {
-        try pool.write { db in try db.execute(sql: "DELETE FROM pin WHERE name = ?", arguments: [name]) }
+        try pins.write { db in try db.execute(sql: "DELETE FROM pin WHERE name = ?", arguments: [name]) }
     }
 
     /// Pinned objects of a class (under any name, or one name), each once.
     func pinned(className: String, name: String?) throws -> [JSON] {
-        try pool.read { db in
+        try pins.read { db in
             let rows = name == nil
                 ? try Row.fetchAll(db, sql: "SELECT DISTINCT objectKey, object FROM pin WHERE className = ? GROUP BY objectKey", arguments: [className])
                 : try Row.fetchAll(db, sql: "SELECT objectKey, object FROM pin WHERE className = ? AND name = ?", arguments: [className, name])

@@ -40,13 +40,27 @@ extension RoostObject {
         let className = json["className"]?.stringValue ?? ""
         let localId = json["localId"]?.stringValue ?? "local_" + UUID().uuidString.lowercased()
         let object = className == "_User" ? RoostUser(client: client) : RoostObject(className: className, client: client, localId: localId)
+        let fields = json["fields"]?.objectValue ?? [:]
+        let objectId = json["objectId"]?.stringValue
+        let creation = objectId == nil && className != "_User" ? client.eventually.store.creation(ofLocalId: localId) : .queued
         object.lock.withLock {
-            object.state.objectId = json["objectId"]?.stringValue
+            object.state.objectId = objectId
             object.state.createdAt = json["createdAt"].flatMap(Date.init(roostJSON:))
             object.state.updatedAt = json["updatedAt"].flatMap(Date.init(roostJSON:))
-            object.state.serverData = json["fields"]?.objectValue ?? [:]
             object.state.isDataAvailable = true
-            object.state.isCreationQueued = object.state.objectId == nil
+            switch creation {
+            case .queued:
+                object.state.serverData = fields
+                object.state.isCreationQueued = objectId == nil
+            case .delivered(let createdId):
+                // The pinned copy missed its objectId (an older client recorded it with `try?`): heal it.
+                object.state.objectId = createdId
+                object.state.serverData = fields
+            case .neverQueued:
+                // Pinned, but its creation is not in the queue (an older client pinned before queueing, and
+                // the queue write failed): every field is an unsent edit, so the next save creates it whole.
+                object.state.pending = fields.mapValues { .set($0) }
+            }
         }
         return object
     }

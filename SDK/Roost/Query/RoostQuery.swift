@@ -135,6 +135,7 @@ public struct RoostQuery: Sendable {
         if isLocal { return try findLocally() }
         var last: QueryResults?
         for try await answer in results() { last = answer }
+        try Task.checkCancellation()  // A cancelled stream just ends: that is not an empty result.
         return last?.objects ?? []
     }
 
@@ -161,7 +162,9 @@ public struct RoostQuery: Sendable {
         if !includedKeys.isEmpty { parameters["include"] = includedKeys.joined(separator: ",") }
         if let selectedKeys { parameters["keys"] = selectedKeys.joined(separator: ",") }
         let path = (className == "_User" ? "users" : "classes/\(className)") + "/\(objectId)"
-        return makeObject(try await client.request("GET", path, query: parameters))
+        let answer = try await client.request("GET", path, query: parameters)
+        guard WriteReply.isObject(answer, withId: objectId) else { throw WriteReply.unusable }
+        return makeObject(answer)
     }
 
     // MARK: Internals

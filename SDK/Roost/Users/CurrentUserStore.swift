@@ -43,25 +43,34 @@ struct CurrentUserStore: Sendable {
 
     func delete() { try? FileManager.default.removeItem(at: file) }
 
-    /// The anonymous id this storage directory logs in with, created once.
+    /// The anonymous id this storage directory logs in with, created once: when several processes
+    /// start at once on a new directory, the first to create it wins and the others read it (two ids
+    /// would make two anonymous users, each owning part of the list).
     func anonymousId() throws -> String {
         if let text = try? String(contentsOf: anonymousIdFile, encoding: .utf8), !text.isEmpty { return text }
         let id = UUID().uuidString.lowercased()
-        try writePrivately(Data(id.utf8), to: anonymousIdFile)
-        return id
+        try writePrivately(Data(id.utf8), to: anonymousIdFile, replacing: false)
+        guard let text = try? String(contentsOf: anonymousIdFile, encoding: .utf8), !text.isEmpty else {
+            throw RoostError.localStorage("cannot read \(anonymousIdFile.path)")
+        }
+        return text
     }
 
-    /// Writes through a temporary file created 0600, then renames it over the target.
-    private func writePrivately(_ data: Data, to url: URL) throws {
+    /// Writes through a temporary file created 0600, then renames it over the target (or, when not
+    /// `replacing`, links it into place unless the target exists).
+    private func writePrivately(_ data: Data, to url: URL, replacing: Bool = true) throws {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { throw RoostError.invalidArgument("cannot write \(temporary.path)") }
+        guard descriptor >= 0 else { throw RoostError.localStorage("cannot write \(temporary.path): \(String(cString: strerror(errno)))") }
         let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         fsync(descriptor)
         close(descriptor)
-        guard written == data.count, rename(temporary.path, url.path) == 0 else {
+        defer { if !replacing { unlink(temporary.path) } }
+        guard written == data.count,
+            replacing ? rename(temporary.path, url.path) == 0 : StoreFile.placeExclusively(temporary.path, at: url.path)
+        else {
             unlink(temporary.path)
-            throw RoostError.invalidArgument("cannot write \(url.path)")
+            throw RoostError.localStorage("cannot write \(url.path): \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -140,6 +140,14 @@ extension RoostClient {
 
     public func logOutBlocking() throws { try runBlocking { try await self.logOut() } }
 
+    @discardableResult
+    public func logInAnonymouslyBlocking() throws -> RoostUser { try runBlocking { try await self.logInAnonymously() } }
+
+    @discardableResult
+    public func becomeBlocking(sessionToken: String) throws -> RoostUser {
+        try runBlocking { try await self.become(sessionToken: sessionToken) }
+    }
+
     /// A user from a log-in answer (the whole user plus `sessionToken`) becomes the current user.
     private func adoptUser(_ answer: JSON) -> RoostUser {
         let user = RoostUser(client: self)
@@ -155,6 +163,7 @@ extension RoostClient {
             loadedCurrentUser = true
         }
         persist(user)
+        eventually.signal()  // Commands waiting for this user to sign in again can go now.
     }
 
     /// Writes `user` to disk when it is the current user (after its saves: new token, new fields).

@@ -14,9 +14,13 @@ serve: release
 	.build/release/roost serve $(ARGS)
 
 # curl too: ReadmeTests runs the README's curl lines against a real server. Then the attack suite, small.
+# Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
+TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests
+
 test:
 	@./scripts/install-deps.sh curl
-	swift test
+	swift test --skip "$(TIMED_SUITES)"
+	swift test --skip-build --no-parallel --filter "$(TIMED_SUITES)"
 	python3 bench/attack.py --quick --binary .build/debug/roost
 
 bench: release

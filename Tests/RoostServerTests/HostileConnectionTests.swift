@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import RoostTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -7,20 +8,27 @@ import Glibc
 
 /// What one client with only the server's address can do to it: floods of idle connections and clients
 /// that send a request a byte now and then. The server refuses past its caps, ends late clients, and
-/// keeps answering everyone else (loopback only; counts and times bounded).
-@Suite struct HostileConnectionTests {
+/// keeps answering everyone else (loopback only; counts and times bounded). One test at a time: a flood
+/// busies the loopback and the test process for everyone near it. The waits are generous: what these tests
+/// catch is a server that never answers again, not a slow one on a loaded machine.
+@Suite(.serialized) struct HostileConnectionTests {
     /// 5,000 connections that send nothing, three times over. libmicrohttpd 0.9.75 deadlocked a daemon
     /// thread as soon as it was handed a connection past its own limit (1,020): with two threads, the
     /// first flood stopped the server for good (every request, /health too, went unanswered).
     @Test func floodsOfIdleConnectionsNeverStopTheServer() async throws {
         guard ConnectionFlood.raiseDescriptorLimit(to: 6_000) else { return }  // Not on a machine this small.
         let server = try TestServer(arguments: ["--threads", "2", "--max-connections-per-ip", "0"])
+        let port = server.port
         for round in 1...3 {
-            let flood = ConnectionFlood(port: server.port, count: 5_000)
-            #expect(flood.opened > 4_000, "round \(round): opened \(flood.opened)")
-            try await Task.sleep(for: .milliseconds(700))
-            flood.close()
-            let health = try await answerTime(server)
+            let opened = try await onOwnThread {
+                let flood = ConnectionFlood(port: port, count: 5_000)
+                let opened = flood.opened
+                usleep(700_000)
+                flood.close()
+                return opened
+            }
+            #expect(opened > 4_000, "round \(round): opened \(opened)")
+            let health = try await onOwnThread { HostileConnectionTests.health(port) }
             #expect(health != nil, "round \(round): /health unanswered after the flood")
         }
     }
@@ -28,65 +36,78 @@ import Glibc
     /// Past the per-address cap a new connection gets a 503 at once; another address still gets in, and
     /// once the flood closes its connections the address is served again.
     @Test func perAddressCapRefusesCleanlyAndRecovers() async throws {
-        let server = try TestServer(arguments: ["--max-connections-per-ip", "20"])
-        var held: [RawConnection] = []
-        for _ in 0..<20 { held.append(try RawConnection(port: server.port)) }
-        try await Task.sleep(for: .milliseconds(300))  // The acceptor has counted them.
-        let refused = try RawConnection(port: server.port).waitForClose(within: 30)
+        // Held connections send nothing: a long headers deadline keeps them open however slow the machine.
+        let server = try TestServer(arguments: ["--max-connections-per-ip", "20", "--headers-timeout", "600"])
+        let port = server.port
+        let (refused, otherHead) = try await onOwnThread {
+            let held = try (0..<20).map { _ in try RawConnection(port: port) }
+            usleep(300_000)  // The acceptor has counted them.
+            let refused = try RawConnection(port: port).waitForClose(within: 30)
+            let other = try RawConnection(port: port, from: "127.0.0.2")
+            let (head, _) = try other.exchange("GET /parse/health HTTP/1.1\r\nHost: roost\r\n\r\n")
+            withExtendedLifetime(held) {}
+            return (refused, head)
+        }
         #expect(refused?.hasPrefix("HTTP/1.1 503") == true, "\(refused ?? "still open")")
         #expect(refused?.contains(#"{"error":"too many connections"}"#) == true)
-
-        let other = try RawConnection(port: server.port, from: "127.0.0.2")
-        let (head, _) = try other.exchange("GET /parse/health HTTP/1.1\r\nHost: roost\r\n\r\n")
-        #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
-
-        held.removeAll()  // Closes them.
-        #expect(try await eventuallyServed(server.port), "the address stayed refused after its connections closed")
+        #expect(otherHead.hasPrefix("HTTP/1.1 200"), "\(otherHead)")
+        // The held connections are closed now.
+        #expect(try await onOwnThread { HostileConnectionTests.eventuallyServed(port) }, "the address stayed refused after its connections closed")
     }
 
     @Test func totalCapRefusesEveryAddress() async throws {
-        let server = try TestServer(arguments: ["--max-connections", "10"])
-        var held: [RawConnection] = []
-        for index in 0..<10 { held.append(try RawConnection(port: server.port, from: "127.0.0.\(index + 1)")) }
-        try await Task.sleep(for: .milliseconds(300))
-        let refused = try RawConnection(port: server.port, from: "127.0.0.20").waitForClose(within: 30)
+        let server = try TestServer(arguments: ["--max-connections", "10", "--headers-timeout", "600"])
+        let port = server.port
+        let refused = try await onOwnThread {
+            let held = try (0..<10).map { try RawConnection(port: port, from: "127.0.0.\($0 + 1)") }
+            usleep(300_000)
+            let refused = try RawConnection(port: port, from: "127.0.0.20").waitForClose(within: 30)
+            withExtendedLifetime(held) {}
+            return refused
+        }
         #expect(refused?.hasPrefix("HTTP/1.1 503") == true, "\(refused ?? "still open")")
-        held.removeAll()
-        #expect(try await eventuallyServed(server.port), "the server stayed full after the connections closed")
+        #expect(try await onOwnThread { HostileConnectionTests.eventuallyServed(port) }, "the server stayed full after the connections closed")
     }
 
     /// Headers trickled a byte at a time: answered 408 and closed at the headers deadline, where the old
     /// server kept the connection as long as a byte came every 30 s.
     @Test func trickledHeadersEndAtTheHeadersDeadline() async throws {
         let server = try TestServer(arguments: ["--headers-timeout", "1", "--request-timeout", "3"])
-        let connection = try RawConnection(port: server.port)
-        try connection.send("GET /parse/health HTTP/1.1\r\nHost: roost\r\n")
-        let started = Date()
-        var reply: String?
-        for byte in String(repeating: "X-Slow: aaaaaaaaaa", count: 5) {
-            try? connection.send(String(byte))
-            reply = connection.waitForClose(within: 0.2)
-            if reply != nil || Date().timeIntervalSince(started) > 10 { break }
+        let port = server.port
+        let (reply, elapsed) = try await onOwnThread { () throws -> (String?, Double) in
+            let connection = try RawConnection(port: port)
+            try connection.send("GET /parse/health HTTP/1.1\r\nHost: roost\r\n")
+            let started = Date()
+            var reply: String?
+            for byte in String(repeating: "X-Slow: aaaaaaaaaa", count: 5) {
+                try? connection.send(String(byte))
+                reply = connection.waitForClose(within: 0.2)
+                if reply != nil || Date().timeIntervalSince(started) > 10 { break }
+            }
+            return (reply, Date().timeIntervalSince(started))
         }
         #expect(reply?.hasPrefix("HTTP/1.1 408") == true, "\(reply ?? "still open")")
         #expect(reply?.contains(#"{"error":"request timeout"}"#) == true)
-        #expect(Date().timeIntervalSince(started) < 6)
+        #expect(elapsed < 8)
     }
 
     /// A body trickled a byte at a time ends at the request deadline, and nothing is stored.
     @Test func trickledBodyEndsAtTheRequestDeadline() async throws {
         let server = try TestServer(arguments: ["--headers-timeout", "1", "--request-timeout", "2"])
-        let connection = try RawConnection(port: server.port)
-        try connection.send("POST /parse/classes/Slow HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n"
-            + "Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{")
-        let started = Date()
-        var reply: String?
-        for _ in 0..<60 {
-            try? connection.send(" ")
-            reply = connection.waitForClose(within: 0.25)
-            if reply != nil { break }
+        let port = server.port
+        let (reply, elapsed) = try await onOwnThread { () throws -> (String?, Double) in
+            let connection = try RawConnection(port: port)
+            try connection.send("POST /parse/classes/Slow HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{")
+            let started = Date()
+            var reply: String?
+            for _ in 0..<60 {
+                try? connection.send(" ")
+                reply = connection.waitForClose(within: 0.25)
+                if reply != nil { break }
+            }
+            return (reply, Date().timeIntervalSince(started))
         }
-        let elapsed = Date().timeIntervalSince(started)
         #expect(reply?.hasPrefix("HTTP/1.1 408") == true, "\(reply ?? "still open")")
         #expect(elapsed > 1.2 && elapsed < 8, "ended after \(elapsed) s")
         let stored = try await server.request("GET", "/classes/Slow", master: true)
@@ -97,37 +118,45 @@ import Glibc
     /// kept-alive one after its answer; one that keeps asking in time is served throughout.
     @Test func idleConnectionsCloseQuietlyAndPromptClientsAreServed() async throws {
         let server = try TestServer(arguments: ["--headers-timeout", "2"])
-        let idle = try RawConnection(port: server.port)
-        #expect(idle.waitForClose(within: 8) == "")
-
-        // Blocking waits, not Task.sleep: a test task resumed late on a busy machine would be late for real.
-        let keptAlive = try RawConnection(port: server.port)
-        for _ in 0..<4 {
-            let (head, _) = try keptAlive.exchange("GET /parse/health HTTP/1.1\r\nHost: roost\r\n\r\n")
-            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
-            usleep(600_000)
+        let port = server.port
+        let (idleEnd, heads, keptAliveEnd) = try await onOwnThread { () throws -> (String?, [String], String?) in
+            let idle = try RawConnection(port: port)
+            let idleEnd = idle.waitForClose(within: 8)
+            let keptAlive = try RawConnection(port: port)
+            var heads: [String] = []
+            for _ in 0..<4 {
+                heads.append(try keptAlive.exchange("GET /parse/health HTTP/1.1\r\nHost: roost\r\n\r\n").head)
+                usleep(600_000)
+            }
+            return (idleEnd, heads, keptAlive.waitForClose(within: 6))
         }
-        #expect(keptAlive.waitForClose(within: 6) == "")
+        #expect(idleEnd == "")
+        #expect(heads.allSatisfy { $0.hasPrefix("HTTP/1.1 200") }, "\(heads)")
+        #expect(keptAliveEnd == "")
     }
 
     /// Seconds /health took, from a second client address (so a flood's per-address cap does not apply);
-    /// nil when unanswered within 10 s.
-    private func answerTime(_ server: TestServer) async throws -> Double? {
+    /// nil when unanswered within 60 s. Blocking: call it through `onOwnThread`.
+    static func health(_ port: Int) -> Double? {
         let started = Date()
-        guard let connection = try? RawConnection(port: server.port, from: "127.0.0.2") else { return nil }
-        try connection.send("GET /parse/health HTTP/1.1\r\nHost: roost\r\nConnection: close\r\n\r\n")
-        guard let reply = connection.waitForClose(within: 10), reply.hasPrefix("HTTP/1.1 200") else { return nil }
+        guard let connection = try? RawConnection(port: port, from: "127.0.0.2"),
+            (try? connection.send("GET /parse/health HTTP/1.1\r\nHost: roost\r\nConnection: close\r\n\r\n")) != nil,
+            let reply = connection.waitForClose(within: 60), reply.hasPrefix("HTTP/1.1 200")
+        else { return nil }
         return Date().timeIntervalSince(started)
     }
 
-    /// Whether a request from 127.0.0.1 is answered 200 within 10 s (connections close asynchronously).
-    private func eventuallyServed(_ port: Int) async throws -> Bool {
-        for _ in 0..<50 {
-            if let connection = try? RawConnection(port: port) {
-                try connection.send("GET /parse/health HTTP/1.1\r\nHost: roost\r\nConnection: close\r\n\r\n")
-                if connection.waitForClose(within: 2)?.hasPrefix("HTTP/1.1 200") == true { return true }
+    /// Whether a request from 127.0.0.1 is answered 200 within 60 s (connections close asynchronously).
+    /// Blocking: call it through `onOwnThread`.
+    static func eventuallyServed(_ port: Int) -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let connection = try? RawConnection(port: port),
+                (try? connection.send("GET /parse/health HTTP/1.1\r\nHost: roost\r\nConnection: close\r\n\r\n")) != nil,
+                connection.waitForClose(within: 2)?.hasPrefix("HTTP/1.1 200") == true {
+                return true
             }
-            try await Task.sleep(for: .milliseconds(200))
+            usleep(200_000)
         }
         return false
     }

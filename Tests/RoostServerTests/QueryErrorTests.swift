@@ -76,7 +76,7 @@ import FoundationNetworking
         _ = try await s.create("Item", ["name": "long", "s": .string(String(repeating: "a", count: 1000))])
         var components = URLComponents(string: s.baseURL + "/classes/Item")!
         components.queryItems = [URLQueryItem(name: "where", value: #"{"s":{"$regex":"a*a*b"}}"#)]
-        var request = URLRequest(url: components.url!, timeoutInterval: 3)
+        var request = URLRequest(url: components.url!, timeoutInterval: 15)
         request.setValue(TestServer.applicationId, forHTTPHeaderField: "X-Parse-Application-Id")
         let start = Date()
         do {
@@ -89,7 +89,8 @@ import FoundationNetworking
             Issue.record("no answer: \(error)")
         }
         let elapsed = Date().timeIntervalSince(start)
-        #expect(elapsed < 3, "the query took \(elapsed) s")
+        // Milliseconds when idle; the bound leaves room for a loaded 2-core machine (unbounded, it took minutes).
+        #expect(elapsed < 15, "the query took \(elapsed) s")
     }
 
     /// Ordinary patterns with groups and quantifiers still run.

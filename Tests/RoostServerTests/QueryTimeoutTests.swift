@@ -36,7 +36,8 @@ import FoundationNetworking
         let server = try await seeded(["--query-timeout", "0.3"], rows: 2_000)
         let (response, elapsed) = try await query(server, Self.slowPattern)
         expectParseError(response, 124, "The query took longer than the time limit (--query-timeout)")
-        #expect(elapsed < 4, "answered after \(elapsed) s")
+        // Unbounded, the query runs ~6 s on an idle machine (and 124 is never its answer); a loaded one stretches both.
+        #expect(elapsed < 20, "answered after \(elapsed) s")
         // The same reader serves the next query as usual.
         let quick = try await server.query("Slow", ["where": ["s": ["$regex": "bX$"]], "count": 1, "limit": 0])
         #expect(quick.json["count"] == 2_000, "\(quick.text)")
@@ -46,19 +47,19 @@ import FoundationNetworking
         let server = try await seeded(["--query-timeout", "0"], rows: 50)
         let (response, elapsed) = try await query(server, Self.hopelessPattern)
         expectParseError(response, 124, "$regex took too long: the pattern backtracks too much on a stored value")
-        #expect(elapsed < 5, "answered after \(elapsed) s")
+        #expect(elapsed < 30, "answered after \(elapsed) s")  // The old matcher took minutes; ~0.1 s here when idle.
     }
 
     /// SIGTERM interrupts a read in flight: the server exits within seconds, not when the query ends.
     @Test func shutdownInterruptsQueriesInFlight() async throws {
-        let server = try await seeded(["--query-timeout", "0"], rows: 4_000)
+        let server = try await seeded(["--query-timeout", "0"], rows: 6_000)
         let slow = Task { try? await query(server, Self.slowPattern) }
         try await Task.sleep(for: .milliseconds(500))
         let started = Date()
         let status = server.stop()
         let elapsed = Date().timeIntervalSince(started)
         #expect(status == 0)
-        #expect(elapsed < 5, "exit took \(elapsed) s")
+        #expect(elapsed < 10, "exit took \(elapsed) s")  // Waiting for the query would take 11 s or more.
         _ = await slow.value
     }
 }

@@ -365,6 +365,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, 
     if let open = state.takeUnretainedValue().connection {  // The next request's headers are owed from now.
         let now = OpenConnection.now()
         open.requestLineSeen.store(false, ordering: .releasing)
+        open.graceGiven.store(false, ordering: .releasing)
         open.requestSince.store(now, ordering: .relaxed)
         open.owe(by: now + UInt64(server.limits.headersTimeoutSeconds) * 1000)
     }

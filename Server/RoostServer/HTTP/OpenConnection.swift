@@ -42,11 +42,30 @@ final class OpenConnection: Sendable {
         return false
     }
 
+    /// Whether the grace below was given in the current request's time (reset with each answer).
+    let graceGiven = Atomic<Bool>(false)
+    static let graceMilliseconds: UInt64 = 2_000
+
     /// Marks the connection ended when its deadline has passed; true when this call did so (only one can).
+    ///
+    /// A request that has just arrived, unread, on a kept-alive connection whose time is up (its client
+    /// was idle until now) gets one grace of 2 s to be read: closing it would answer a client that did
+    /// nothing wrong with an empty reply. A trickling client gains nothing from it: the daemon reads
+    /// what arrives at once, so only the moment of arrival finds bytes waiting, and only once.
     func expireIfLate(now: UInt64) -> Bool {
         let current = deadline.load(ordering: .acquiring)
         guard current != 0, current != Self.expired, current <= now else { return false }
+        if !requestLineSeen.load(ordering: .acquiring), hasUnreadBytes, !graceGiven.exchange(true, ordering: .acquiringAndReleasing) {
+            _ = deadline.compareExchange(expected: current, desired: now + Self.graceMilliseconds, ordering: .acquiringAndReleasing)
+            return false
+        }
         return deadline.compareExchange(expected: current, desired: Self.expired, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Whether bytes have arrived that the daemon has not read yet.
+    private var hasUnreadBytes: Bool {
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
     }
 
     /// Milliseconds on a monotonic clock (the coarse one: a vDSO read, no system call).

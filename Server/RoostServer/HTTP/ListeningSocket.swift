@@ -17,7 +17,9 @@ public struct ListeningSocket: ~Copyable {
         guard inet_pton(AF_INET, host, &probe) == 1 || inet_pton(AF_INET6, host, &probe) == 1 else {
             throw .cannotListen(host: host, port: port, reason: "not a numeric IPv4 or IPv6 address")
         }
-        let descriptor = roost_listen(host, port, 1024)
+        // As deep a queue of unaccepted connections as the kernel allows (net.core.somaxconn caps it): a burst
+        // of thousands of connections otherwise overflows it, and a client whose SYN is dropped waits 1 s to retry.
+        let descriptor = roost_listen(host, port, 65_535)
         guard descriptor >= 0 else {
             throw .cannotListen(host: host, port: port, reason: String(cString: strerror(errno)))
         }

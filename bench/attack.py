@@ -15,6 +15,7 @@ Bounded: loopback only, a few thousand sockets at most, a few minutes in all (--
 Only the standard library (Python 3.9+).
 """
 import argparse
+import atexit
 import http.client
 import json
 import os
@@ -35,7 +36,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Server:
-    """A roost process on a free port with a fresh data directory."""
+    """A roost process on a free port with a fresh data directory (killed at exit if still running)."""
+
+    running = []
 
     def __init__(self, binary, args=(), data_dir=None):
         self.owns_dir = data_dir is None
@@ -48,6 +51,7 @@ class Server:
             [binary, "serve", "--port", "0", "--data-dir", self.data_dir, "--app-id", APP_ID,
              "--master-key", MASTER_KEY, *args],
             stdout=subprocess.PIPE, stderr=self.log)
+        Server.running.append(self.process)
         line = self.process.stdout.readline().decode()
         if "listening on" not in line:
             raise RuntimeError(f"roost did not start: {line!r}")
@@ -92,6 +96,13 @@ class Server:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             os.remove(self.log_path)
         return f"exit {self.process.returncode}"
+
+
+@atexit.register
+def kill_leftover_servers():
+    for process in Server.running:
+        if process.poll() is None:
+            process.kill()
 
 
 def health_ms(port, timeout=2.0):

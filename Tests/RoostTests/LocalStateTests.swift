@@ -150,6 +150,69 @@ import Testing
         return (try? ChildProcess.run("/usr/bin/chattr", ["+i", probe.path]).status) == 0
     }
 
+    /// A storage directory on a full disk (a small tmpfs, filled to the last byte): `list`, `add` and `sync`
+    /// end with a plain one-line message (or work, read-only), never a trap or a hang; the to-dos queued
+    /// before the disk filled are delivered once the space is back, each exactly once. Needs root and tmpfs.
+    @Test(.enabled(if: LocalStateTests.canMountTmpfs()), .timeLimit(.minutes(5))) func aFullDiskIsAPlainErrorAndLosesNothing() async throws {
+        let server = try ServerProcess(start: false)
+        let device = ExampleTests.Device(server: server)
+        try FileManager.default.createDirectory(atPath: device.storage, withIntermediateDirectories: true)
+        #expect(try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", device.storage]).status == 0)
+        defer { _ = try? ChildProcess.run("/bin/umount", ["-l", device.storage]) }
+        for title in ["queued before", "also queued before"] {
+            let added = try TodoProcess(device, ["add", title]).finish(deadline: 60)
+            #expect(added.status == 0 && added.output.contains("will sync"), "\(added)")
+        }
+
+        let filler = device.storage + "/filler"
+        fillToTheLastByte(filler)
+        try server.start()  // Reachable: `sync` delivers, then must record it on the full disk.
+        // `list` reads (its refresh cannot be kept: fine); `add` and `sync` must write, so they fail, saying why.
+        for arguments in [["list"], ["add", "x"], ["sync"], ["list"]] {
+            let (status, output) = try TodoProcess(device, arguments).finish(deadline: 90)
+            let plainError = status == 1 && (output.hasPrefix("todo: ") || output.hasPrefix("Error: "))
+                && !output.trimmingCharacters(in: .whitespacesAndNewlines).contains("\n") && !output.contains("SQLite error")
+            #expect(arguments == ["list"] ? status == 0 || plainError : plainError && output.contains("disk is full"),
+                    "todo \(arguments): status \(status): \(output)")
+            #expect(!output.contains("Fatal error") && !output.contains("All changes are on the server."), "todo \(arguments): \(output)")
+        }
+
+        unlink(filler)
+        let sync = try TodoProcess(device, ["sync"]).finish(deadline: 60)
+        #expect(sync.status == 0 && sync.output.contains("All changes are on the server."), "\(sync)")
+        let stored = try await storedTodoTitles(server)
+        #expect(stored.sorted() == ["also queued before", "queued before"], "\(stored)")  // Each once; `x` was refused.
+    }
+
+    static func canMountTmpfs() -> Bool {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/bin/mount") else { return false }
+        let probe = temporaryStorage()
+        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else { return false }
+        defer { try? FileManager.default.removeItem(at: probe) }
+        guard (try? ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]).status) == 0 else { return false }
+        _ = try? ChildProcess.run("/bin/umount", ["-l", probe.path])
+        return true
+    }
+
+    /// Writes `path` until the file system says ENOSPC, in pages and then in single bytes.
+    private func fillToTheLastByte(_ path: String) {
+        let file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(file) }
+        for size in [4096, 1] {
+            let chunk = [UInt8](repeating: 0x2A, count: size)
+            while write(file, chunk, size) == size {}
+        }
+        #expect(errno == ENOSPC)
+    }
+
+    private func storedTodoTitles(_ server: ServerProcess) async throws -> [String] {
+        var request = URLRequest(url: server.url.appendingPathComponent("classes/Todo"))
+        request.setValue(ServerProcess.applicationId, forHTTPHeaderField: "X-Parse-Application-Id")
+        request.setValue("sdk-master-key", forHTTPHeaderField: "X-Parse-Master-Key")
+        let stored = try JSONParser.parse(Array(try await URLSession.shared.data(for: request).0))["results"]?.arrayValue ?? []
+        return stored.compactMap { $0["title"]?.stringValue }
+    }
+
     /// `todo sync` says the changes are on the server only when none was refused, and a refusal says why.
     @Test func syncReportsRefusalsInsteadOfSuccess() async throws {
         let server = try ServerProcess()

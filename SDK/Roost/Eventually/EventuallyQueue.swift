@@ -178,6 +178,9 @@ final class EventuallyQueue: @unchecked Sendable {
                 resumeIdleWaiters(.failure(error))
                 await waitForSignal()
             } catch {
+                // A full or read-only disk: the waiting callers hear why at once (not after their timeout, as
+                // "still waiting"); the loop retries, and the server drops repeats by request id.
+                if let error = error as? RoostError, case .localStorage = error { resumeIdleWaiters(.failure(error)) }
                 failures += 1
                 // Capped exponential backoff with jitter: no busy loop, no storm when the server returns.
                 let delay = min(30.0, 0.2 * pow(2.0, Double(min(failures, 10)))) * Double.random(in: 0.5...1.0)

@@ -92,7 +92,7 @@ final class EventuallyStore: Sendable {
     func enqueue(_ commands: [(kind: QueuedCommand.Kind, className: String, objectId: String?, localId: String?, body: JSON,
                                userKey: String?, requestId: String)],
                  alongside: ((Database) throws -> Void)? = nil) throws {
-        try queue.write { db in
+        try queue.writeOrThrowLocalStorage { db in
             try alongside?(db)
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO command (requestId, kind, className, objectId, localId, body, userKey) VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -134,7 +134,7 @@ final class EventuallyStore: Sendable {
     /// with `alongside`'s changes to the pins.
     func completeAll(_ outcomes: [(command: QueuedCommand, createdObjectId: String?)],
                      alongside: ((Database) throws -> Void)? = nil) throws {
-        try queue.write { db in
+        try queue.writeOrThrowLocalStorage { db in
             try alongside?(db)
             let delete = try db.cachedStatement(sql: "DELETE FROM command WHERE sequence = ?")
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)")
@@ -152,7 +152,7 @@ final class EventuallyStore: Sendable {
 
     /// Moves a refused command to the failed table.
     func fail(_ command: QueuedCommand, code: ParseErrorCode, message: String) throws {
-        try queue.write { db in
+        try queue.writeOrThrowLocalStorage { db in
             try db.execute(sql: "DELETE FROM command WHERE sequence = ?", arguments: [command.sequence])
             try db.execute(
                 sql: "INSERT INTO failed (sequence, requestId, kind, className, objectId, code, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -170,7 +170,7 @@ final class EventuallyStore: Sendable {
         }
     }
 
-    func clearFailed() throws { try queue.write { db in try db.execute(sql: "DELETE FROM failed") } }
+    func clearFailed() throws { try queue.writeOrThrowLocalStorage { db in try db.execute(sql: "DELETE FROM failed") } }
 
     /// The objectIds known for these localIds, in one read.
     func objectIds(forLocalIds localIds: [String]) throws -> [String: String] {
@@ -208,14 +208,14 @@ final class EventuallyStore: Sendable {
     }
 
     func record(localId: String, objectId: String) throws {
-        try queue.write { db in
+        try queue.writeOrThrowLocalStorage { db in
             try db.execute(sql: "INSERT OR REPLACE INTO localId (localId, objectId) VALUES (?, ?)", arguments: [localId, objectId])
         }
     }
 
     /// The server revoked `sessionToken`: the user's commands wait until they sign in again.
     func awaitSignIn(userKey: String, revokedToken: String) throws {
-        try queue.write { db in
+        try queue.writeOrThrowLocalStorage { db in
             try db.execute(sql: "INSERT OR REPLACE INTO awaitingSignIn (userKey, sessionToken) VALUES (?, ?)",
                            arguments: [userKey, revokedToken])
         }
@@ -229,7 +229,7 @@ final class EventuallyStore: Sendable {
     }
 
     func signedInAgain(userKey: String) throws {
-        try queue.write { db in try db.execute(sql: "DELETE FROM awaitingSignIn WHERE userKey = ?", arguments: [userKey]) }
+        try queue.writeOrThrowLocalStorage { db in try db.execute(sql: "DELETE FROM awaitingSignIn WHERE userKey = ?", arguments: [userKey]) }
     }
 
     func sessionToken(userKey: String) throws -> String? {
@@ -238,7 +238,7 @@ final class EventuallyStore: Sendable {
 
     /// Keeps a logged-out user's token for their queued commands, and queues the logout behind them.
     func queueLogout(userKey: String, sessionToken: String) throws {
-        try queue.write { db in
+        try queue.writeOrThrowLocalStorage { db in
             try db.execute(sql: "INSERT OR REPLACE INTO session (userKey, sessionToken) VALUES (?, ?)", arguments: [userKey, sessionToken])
             try db.execute(
                 sql: "INSERT INTO command (requestId, kind, className, body, userKey) VALUES (?, 'logout', '_Session', '{}', ?)",

@@ -108,6 +108,18 @@ enum StoreFile {
     }
 }
 
+extension DatabasePool {
+    /// `write`, except that a write the disk refuses (full, read-only, failing) throws `RoostError.localStorage`
+    /// with a plain message; a raw SQLite error ("… while executing `COMMIT TRANSACTION`") reached the user.
+    func writeOrThrowLocalStorage<T>(_ updates: (Database) throws -> T) throws -> T {
+        do {
+            return try write(updates)
+        } catch let error as DatabaseError where [.SQLITE_FULL, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN].contains(error.resultCode) {
+            throw RoostError.localStorage("cannot write \(path): \(StoreFile.describe(error))")
+        }
+    }
+}
+
 private enum StoreFileDamage: Error {
     case damaged(String)
 }

@@ -338,9 +338,11 @@ def attack_regex(binary, quick):
     worker = threading.Thread(target=run, args=(patterns[0],))
     worker.start()
     time.sleep(0.3)
+    # Each of the server's 4 HTTP threads runs its queries one after another, each within the 2 s budget.
+    waves = -(-len(answers) // 4)
     report("regex", server, prober, [
-        (f"{len(answers)} parallel slow patterns answered within the 2 s budget + 2 s (slowest {slowest:.2f} s; codes {codes})",
-         slowest < 4),
+        (f"{len(answers)} parallel slow patterns answered within {waves} x the 2 s budget + 1.5 s (slowest {slowest:.2f} s; codes {codes})",
+         slowest < waves * 2 + 1.5),
     ])
     status = server.stop()
     worker.join()

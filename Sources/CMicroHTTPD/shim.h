@@ -109,6 +109,13 @@ static inline int roost_allowed_cpu(unsigned int index)
 /// through fits with room to spare.
 #define ROOST_CONNECTION_MEMORY (256 * 1024)
 
+/// The connection's socket (-1 when unknown). MHD_get_connection_info is variadic.
+static inline int roost_mhd_connection_fd(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
 /// Answers 431 straight on the connection's socket and shuts it down, for a request target too large to
 /// hand to libmicrohttpd (see ROOST_CONNECTION_MEMORY). Called before MHD parses the query, while it has
 /// written nothing on the connection. MHD closes the shut-down socket when it next reads it (at the latest
@@ -122,10 +129,10 @@ static inline void roost_mhd_refuse_uri(struct MHD_Connection *connection)
         "Content-Length: 33\r\n"
         "\r\n"
         "{\"error\":\"request URI too large\"}";
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (info == NULL) return;
-    (void)send(info->connect_fd, reply, sizeof reply - 1, MSG_NOSIGNAL);
-    shutdown(info->connect_fd, SHUT_RDWR);
+    int fd = roost_mhd_connection_fd(connection);
+    if (fd < 0) return;
+    (void)send(fd, reply, sizeof reply - 1, MSG_NOSIGNAL);
+    shutdown(fd, SHUT_RDWR);
 }
 
 /// One daemon with one internal thread (epoll) and no listening socket of its own: connections
@@ -167,13 +174,6 @@ static inline struct MHD_Daemon *roost_mhd_start_worker(
         MHD_OPTION_END);
     if (pinned) roost_set_affinity(&saved);  // Widening back to a mask it had cannot fail.
     return daemon;
-}
-
-/// The connection's socket (-1 when unknown). MHD_get_connection_info is variadic.
-static inline int roost_mhd_connection_fd(struct MHD_Connection *connection)
-{
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    return info == NULL ? -1 : info->connect_fd;
 }
 
 /// accept(2) of a non-blocking, close-on-exec socket (accept4 needs _GNU_SOURCE, see roost_cpu_mask).

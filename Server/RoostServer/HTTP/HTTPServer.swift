@@ -296,9 +296,7 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection
     case MHD_ConnectionNotificationCode(rawValue: 0):  // MHD_CONNECTION_NOTIFY_STARTED
         let address = roost_mhd_client_sockaddr(connection).flatMap { ConnectionGate.Address($0) }
         let open = OpenConnection(socket: roost_mhd_connection_fd(connection), address: address, daemon: slot.index)
-        let now = OpenConnection.now()
-        open.requestSince.store(now, ordering: .relaxed)
-        open.owe(by: now + UInt64(server.limits.headersTimeoutSeconds) * 1000)
+        open.awaitRequest(headersTimeoutSeconds: server.limits.headersTimeoutSeconds)
         _ = server.watcher.connections[slot.index].open.withLock { $0[ObjectIdentifier(open)] = open }
         socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
     case MHD_ConnectionNotificationCode(rawValue: 1):  // MHD_CONNECTION_NOTIFY_CLOSED
@@ -362,13 +360,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, 
     guard let context, let pointer = context.pointee, let cls else { return }
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    if let open = state.takeUnretainedValue().connection {  // The next request's headers are owed from now.
-        let now = OpenConnection.now()
-        open.requestLineSeen.store(false, ordering: .releasing)
-        open.graceGiven.store(false, ordering: .releasing)
-        open.requestSince.store(now, ordering: .relaxed)
-        open.owe(by: now + UInt64(server.limits.headersTimeoutSeconds) * 1000)
-    }
+    state.takeUnretainedValue().connection?.awaitRequest(headersTimeoutSeconds: server.limits.headersTimeoutSeconds)
     if state.takeUnretainedValue().isActive {
         state.takeUnretainedValue().ended(server)
     }
@@ -401,9 +393,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
 
     if state.request == nil {
         // The headers are in: the rest of the request is owed by the request deadline.
-        if let open = state.connection {
-            let since = open.requestSince.load(ordering: .relaxed)
-            guard open.owe(by: since + UInt64(server.limits.requestTimeoutSeconds) * 1000) else { return MHD_Result.NO }
+        guard state.connection?.awaitBody(requestTimeoutSeconds: server.limits.requestTimeoutSeconds) ?? true else {
+            return MHD_Result.NO
         }
         let (path, query) = HTTPRequest.splitTarget(state.target)
         state.request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query)

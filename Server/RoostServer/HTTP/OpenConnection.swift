@@ -17,7 +17,7 @@ final class OpenConnection: Sendable {
     private let deadline = Atomic<UInt64>(0)
     private static let expired = UInt64.max
     /// When the client began to owe the current request: the connection's opening, or the previous answer.
-    let requestSince = Atomic<UInt64>(0)
+    private let requestSince = Atomic<UInt64>(0)
     /// Whether the current request's first line has arrived (a timed-out client then gets a 408;
     /// an idle kept-alive connection is just closed, as its client expects).
     let requestLineSeen = Atomic<Bool>(false)
@@ -26,6 +26,22 @@ final class OpenConnection: Sendable {
         self.socket = socket
         self.address = address
         self.daemon = daemon
+    }
+
+    /// A new request is owed from now (the connection has opened, or its previous request was answered):
+    /// its headers within `headersTimeoutSeconds`.
+    func awaitRequest(headersTimeoutSeconds: Int) {
+        let now = Self.now()
+        requestLineSeen.store(false, ordering: .releasing)
+        graceGiven.store(false, ordering: .releasing)
+        requestSince.store(now, ordering: .relaxed)
+        owe(by: now + UInt64(headersTimeoutSeconds) * 1000)
+    }
+
+    /// The headers are in: the whole request is owed within `requestTimeoutSeconds` of its start. False
+    /// when the watcher has already ended the connection.
+    func awaitBody(requestTimeoutSeconds: Int) -> Bool {
+        owe(by: requestSince.load(ordering: .relaxed) + UInt64(requestTimeoutSeconds) * 1000)
     }
 
     /// Sets the deadline (0: nothing owed); false when the watcher has already ended the connection,
@@ -43,7 +59,7 @@ final class OpenConnection: Sendable {
     }
 
     /// Whether the grace below was given in the current request's time (reset with each answer).
-    let graceGiven = Atomic<Bool>(false)
+    private let graceGiven = Atomic<Bool>(false)
     static let graceMilliseconds: UInt64 = 2_000
 
     /// Marks the connection ended when its deadline has passed; true when this call did so (only one can).

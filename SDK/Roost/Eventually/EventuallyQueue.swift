@@ -262,7 +262,7 @@ final class EventuallyQueue: @unchecked Sendable {
     /// naming that local id would be refused as pointing to an unsaved object.
     private func recordAutomaticUserCreatedElsewhere(_ user: RoostUser, client: RoostClient) throws {
         guard let objectId = user.objectId, let anonymousId = automaticUserId(user, client) else { return }
-        let localId = "local_anon_" + anonymousId
+        let localId = RoostUser.automaticLocalId(anonymousId)
         if try store.objectId(forLocalId: localId) == nil { try store.record(localId: localId, objectId: objectId) }
     }
 

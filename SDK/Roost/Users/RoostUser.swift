@@ -14,9 +14,12 @@ public final class RoostUser: RoostObject, @unchecked Sendable {
         super.init(className: "_User", client: client)
     }
 
+    /// The local id of the automatic user of `anonymousId` (the same in every process on one storage directory).
+    static func automaticLocalId(_ anonymousId: String) -> String { "local_anon_" + anonymousId }
+
     /// The automatic user of an anonymous id, local-only until its first save.
     init(lazyAnonymousId anonymousId: String, client: RoostClient) {
-        super.init(className: "_User", client: client, localId: "local_anon_" + anonymousId)
+        super.init(className: "_User", client: client, localId: RoostUser.automaticLocalId(anonymousId))
         makeLazy(anonymousId: anonymousId)
     }
 

@@ -309,7 +309,7 @@ def attack_slow_body(binary, quick):
 
 
 def attack_regex(binary, quick):
-    """Patterns the pattern check lets through, in parallel, against stored values that make them backtrack."""
+    """Backtracking patterns (nested quantifiers included), in parallel, against stored values that make them backtrack."""
     rows = 1000 if quick else 4000
     server = Server(binary, ["--query-timeout", "2"])
     value = "a" * 60 + "bX"
@@ -317,7 +317,7 @@ def attack_regex(binary, quick):
         server.request("POST", "/batch", {"requests": [
             {"method": "POST", "path": "/parse/classes/Slow", "body": {"s": value}} for _ in range(50)]})
     patterns = ["^a{0,60}a{0,60}a{0,60}a{0,60}b$", "a{0,60}a{0,60}a{0,60}a{0,60}a{0,60}X",
-                "^a{0,60}a{0,60}a{0,60}a{0,60}a{0,60}b$", "^(a?){25}a{25}$"]
+                "^a{0,60}a{0,60}a{0,60}a{0,60}a{0,60}b$", "^(a?){25}a{25}$", "(a+)+$", "^(a+)+b$"]
     answers = []
 
     def run(pattern):

@@ -110,6 +110,9 @@ public final class RoostServer: @unchecked Sendable {
         case .failure(let error): response = makeErrorResponse(error, logger: logger)
         }
         faults.apply(to: &response, for: request)
+        // API replies change with every write and differ by query string and caller: a cache that keys on the
+        // path alone (Foundation's URLCache in Parse-Swift on Linux) must not keep them. Files set their own.
+        if !response.headers.contains(where: { $0.0 == "Cache-Control" }) { response.headers.append(("Cache-Control", "no-store")) }
         if request.body.count >= MemoryTrim.threshold || response.body.count >= MemoryTrim.threshold { memoryTrim.afterLargeRequest() }
         // Echoed so a client can tell its own reply from one a middlebox substituted (the SDK checks it).
         if let requestId = request.headers["x-parse-request-id"], requestId.utf8.count <= 256 {
@@ -176,7 +179,7 @@ public final class RoostServer: @unchecked Sendable {
         let idempotencyKey = request.headers["x-parse-request-id"].flatMap { Idempotency.applies(method: method, segments: segments) ? $0 : nil }
         let run = { [self] () throws -> HTTPResponse in
             guard let idempotencyKey else { return encode(try dispatch(apiRequest, context)) }
-            return encode(try Idempotency.run(idempotencyKey, context: context) { try dispatch(apiRequest, $0) })
+            return encode(try Idempotency.run(idempotencyKey, request: apiRequest, context: context) { try dispatch(apiRequest, $0) })
         }
         // Passwords are hashed and checked first, on a password worker: never inside a write (a batch's,
         // an idempotent request's), which would hold every other write meanwhile.

@@ -58,14 +58,47 @@ import FoundationNetworking
         }
     }
 
-    /// Patterns whose backtracking can take exponential time are refused before they run.
-    @Test(arguments: ["(a+)+$", "(a*)*b", "(a|a)*$", "(a|aa)+$", "((a+))+$", "(x+x+)+y", "^(\\w+\\s?)*$", "(.*a){30}"])
-    func catastrophicPatternsAre102(pattern: String) async throws {
+    /// Patterns whose backtracking can take exponential time run as MongoDB runs them; on a value where
+    /// one would backtrack without end, PCRE2's step limit stops the query with 102, and the next one runs.
+    @Test(arguments: ["(a+)+$", "(a|aa)+$", "((a+))+$", "^(\\w+\\s?)*$", "(.*a){30}"])
+    func catastrophicPatternsAreStoppedWith102(pattern: String) async throws {
         let s = try await server()
         _ = try await s.create("Item", ["name": "long", "s": .string(String(repeating: "a", count: 40) + "!")])
         let response = try await s.query("Item", ["where": ["s": ["$regex": .string(pattern)]]])
-        expectParseError(response, 102)
+        expectParseError(response, 102, "$regex took too long: the pattern backtracks too much on a stored value")
         #expect(try await s.names("Item", where: ["s": ["$regex": "^aa"]]) == ["a", "b", "long"])
+    }
+
+    /// The same patterns on values where they do not backtrack answer their results (the old pattern check refused them).
+    @Test func riskyPatternsRunOnHarmlessValues() async throws {
+        let s = try await server()
+        #expect(try await s.names("Item", where: ["s": ["$regex": "(a+)+b$"]]) == ["b"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "(x+x+)+y"]]) == [])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "^(a|a)*$"]]) == ["a"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "a*a*b"]]) == ["b"])
+        // PCRE2 sees this one cannot backtrack without end, even on the long value.
+        _ = try await s.create("Item", ["name": "long", "s": .string(String(repeating: "a", count: 40) + "!")])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "(a*)*b"]]) == ["b"])
+    }
+
+    /// MongoDB's (PCRE's) syntax: back-references, possessive quantifiers, lookarounds, `\Q…\E`, options `x` and `s`.
+    @Test func pcreSyntaxRuns() async throws {
+        let s = try await server()
+        _ = try await s.createAll("Item", [["name": "foo", "s": "foowbxl"], ["name": "ml", "s": "x\ny"]])
+        // The example, which the old pattern check refused for its two unbounded repetitions.
+        #expect(try await s.names("Item", where: ["s": ["$regex": "^fo*\\wb[^o]l+$"]]) == ["foo"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "^(a)\\1b$"]]) == ["b"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "^a++b"]]) == ["b"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "^aa(?=b)"]]) == ["b"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "^aa(?!b)"]]) == ["a"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "\\Qwb\\E"]]) == ["foo"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "^ a a b # comment", "$options": "x"]]) == ["b"])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "x.y"]]) == [])
+        #expect(try await s.names("Item", where: ["s": ["$regex": "x.y", "$options": "s"]]) == ["ml"])
+        expectParseError(try await s.query("Item", ["where": ["s": ["$regex": "(a"]]]), 102, "bad regex: (a")
+        let long = String(repeating: "a", count: 32_765)
+        expectParseError(try await s.query("Item", ["where": ["s": ["$regex": .string(long)]]], viaBody: true), 102,
+                         "bad regex: longer than 32764 bytes")
     }
 
     /// Patterns without nested groups can still backtrack polynomially (`a*a*b` tries every split of a run

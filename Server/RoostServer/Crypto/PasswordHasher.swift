@@ -61,24 +61,5 @@ public enum SessionToken {
     public static func generate() throws -> String { "r:" + (try SecureRandom.hex(16)) }
 
     /// Lowercase hex SHA-256 of the token: what the database keeps.
-    /// Every authenticated request computes one, so it avoids OpenSSL 3's one-shot `SHA256()`, which
-    /// looks the algorithm up on each call (the fetched one is kept), and per-byte arrays for the hex.
-    public static func digest(_ token: String) -> String {
-        let bytes = Array(token.utf8)
-        var output = [UInt8](repeating: 0, count: 32)
-        var size: UInt32 = 0
-        // A failure here would give every token the same digest: stop rather than mix up sessions.
-        precondition(EVP_Digest(bytes, bytes.count, &output, &size, sha256, nil) == 1 && size == 32, "SHA-256 failed")
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in output {
-            hex.append(hexDigits[Int(byte >> 4)])
-            hex.append(hexDigits[Int(byte & 0xF)])
-        }
-        return String(decoding: hex, as: UTF8.self)
-    }
-
-    /// Fetched once; OpenSSL objects are safe to share between threads once fetched.
-    nonisolated(unsafe) private static let sha256 = EVP_MD_fetch(nil, "SHA256", nil)
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    public static func digest(_ token: String) -> String { SHA256.hex(Array(token.utf8)) }
 }

@@ -68,7 +68,7 @@ enum BatchRoute {
         guard let requestId = request.requestId, Idempotency.applies(method: request.method, segments: request.segments) else {
             return try dispatch(request, context)
         }
-        return try Idempotency.run(requestId, context: context) { try dispatch(request, $0) }
+        return try Idempotency.run(requestId, request: request, context: context) { try dispatch(request, $0) }
     }
 
     /// A sub-request. As in Parse, one unroutable item fails the whole batch before anything runs.

@@ -10,7 +10,7 @@ import RoostCore
 extension RoostServer {
     func handleFile(_ request: HTTPRequest, segments: [String]) throws -> HTTPResponse {
         switch (request.method, segments.count) {
-        case ("GET", 3): return download(applicationId: segments[1], name: segments[2])
+        case ("GET", 3): return download(request, applicationId: segments[1], name: segments[2])
         // Metadata needs a files adapter that keeps it; Parse answers `{}` for adapters without.
         case ("GET", 4) where segments[2] == "metadata": return encode(APIResponse(body: [:]))
         case ("POST", 1): throw ParseError(.invalidFileName, "Filename not provided.")
@@ -52,14 +52,20 @@ extension RoostServer {
         return response
     }
 
-    private func download(applicationId: String, name: String) -> HTTPResponse {
+    private func download(_ request: HTTPRequest, applicationId: String, name: String) -> HTTPResponse {
         guard applicationId == config.applicationId else {
             return encode(APIResponse(status: 403, body: ParseError(.operationForbidden, "Invalid application ID.").json))
         }
-        guard let data = files.read(name) else {
+        guard let file = files.read(name) else {
             return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Array("File not found.".utf8))
         }
-        return HTTPResponse(status: 200, headers: FileStore.servingHeaders(of: name), body: Array(data))
+        // A stored name's bytes never change (an upload always gets a new name): caches may keep them.
+        let validators = [("ETag", file.etag), ("Last-Modified", HTTPDate.format(secondsSince1970: file.modifiedSeconds)),
+                          ("Cache-Control", "public, max-age=31536000, immutable")]
+        if FileCaching.isFresh(request.headers, etag: file.etag, modifiedSeconds: file.modifiedSeconds) {
+            return HTTPResponse(status: 304, headers: validators)
+        }
+        return HTTPResponse(status: 200, headers: FileStore.servingHeaders(of: name) + validators, body: Array(file.bytes))
     }
 
     private func deleteFile(_ request: HTTPRequest, name: String) throws -> HTTPResponse {

@@ -3,9 +3,14 @@ import RoostCore
 /// `X-Parse-Request-Id`: a write is applied at most once per request id.
 ///
 /// The id and the reply are stored in the same transaction as the write, so a recorded id means
-/// the write committed; a repeat gets the original reply replayed (Parse Server answers 159
-/// instead, which leaves clients guessing). A failed request records nothing and can be retried.
-/// Records live for `--idempotency-ttl` and are pruned in the background.
+/// the write committed. A repeat of the same request (method, path, body and caller) gets the original
+/// reply replayed (Parse Server answers 159 instead, which leaves clients guessing); a different
+/// request under a used id gets Parse's 159 `Duplicate request` and changes nothing. A failed request
+/// records nothing and can be retried. Records live for `--idempotency-ttl`, pruned in the background.
+///
+/// Secrets never rest in a record: a request that carries a password, or whose reply starts a
+/// session, is recorded without its reply and its repeats get 159, as Parse answers every repeat.
+/// So only a digest of requests with no secret in them is stored, and no session token at all.
 enum Idempotency {
     /// Writes of classes, users, roles and batches are deduplicated.
     static func applies(method: String, segments: [String]) -> Bool {
@@ -13,20 +18,21 @@ enum Idempotency {
         return ["classes", "users", "roles", "batch"].contains(first)
     }
 
-    /// Runs `handle` unless `requestId` already has a recorded reply, which is replayed instead.
-    static func run(_ requestId: String, context: RequestContext,
+    /// Runs `handle` unless `requestId` already has a record, which answers instead.
+    static func run(_ requestId: String, request: APIRequest, context: RequestContext,
                     handle: (RequestContext) throws -> APIResponse) throws -> APIResponse {
         guard !requestId.isEmpty, requestId.utf8.count <= 256 else {
             throw ParseError(.invalidJSON, "X-Parse-Request-Id must be 1 to 256 bytes")
         }
-        if let recorded = try context.read({ db in try replay(requestId, in: db) }) { return recorded }
+        let fingerprint = Fingerprint(request, context: context)
+        if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
         do {
             // `after` webhooks wait for the commit (a batch's, when inside one).
             return try context.notifyingAfterCommit { afterCommit in
                 func attempt(_ db: SQLiteConnection) throws -> APIResponse {
                     // The handler's writes and this record commit together.
                     let response = try handle(context.joining(db, afterCommit: afterCommit))
-                    try record(requestId, response, ttl: context.config.idempotencyTTLSeconds, in: db)
+                    try Record(fingerprint, response).insert(requestId, ttl: context.config.idempotencyTTLSeconds, in: db)
                     return response
                 }
                 // Inside a batch's transaction, a savepoint keeps a refused attempt from leaving half its writes.
@@ -34,32 +40,90 @@ enum Idempotency {
                 return try context.storage.write(attempt)
             }
         } catch let error as SQLiteError where error.isPrimaryKeyViolation {
-            // A twin of this request committed first (its write is the one kept): answer as it did.
-            if let recorded = try context.read({ db in try replay(requestId, in: db) }) { return recorded }
+            // A twin of this request committed first (its write is the one kept): answer as it would a repeat.
+            if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
             throw error
         }
-    }
-
-    private static func replay(_ requestId: String, in db: some SQLQuerying) throws -> APIResponse? {
-        let rows = try db.fetchRows("SELECT status, body, location FROM _idempotency WHERE requestId = ? AND expiresAt > ?",
-                                    [.text(requestId), .integer(ParseDate.now().millisecondsSince1970)], cacheable: true)
-        guard let row = rows.first else { return nil }
-        let headers = row[2].text.map { [("Location", $0)] } ?? []
-        return APIResponse(status: Int(row[0].integer ?? 200), body: .encodedFragment(Array((row[1].text ?? "{}").utf8)),
-                           headers: headers)
-    }
-
-    private static func record(_ requestId: String, _ response: APIResponse, ttl: Int, in db: SQLiteConnection) throws {
-        let expiresAt = ParseDate.now().millisecondsSince1970 + Int64(ttl) * 1000
-        let location = response.headers.first { $0.0 == "Location" }?.1
-        try db.execute(
-            "INSERT INTO _idempotency (requestId, status, body, location, expiresAt) VALUES (?, ?, ?, ?, ?)",
-            [.text(requestId), .integer(Int64(response.status)), .text(response.body.jsonText),
-             location.map(SQLValue.text) ?? .null, .integer(expiresAt)])
     }
 
     /// Forgets expired records.
     static func prune(in db: SQLiteConnection) throws {
         try db.execute("DELETE FROM _idempotency WHERE expiresAt <= ?", [.integer(ParseDate.now().millisecondsSince1970)])
+    }
+
+    static let duplicate = ParseError(.duplicateRequest, "Duplicate request")
+
+    /// What binds a reply to the request that made it: SHA-256 of the method, the path (the same whether the
+    /// request came alone or as a batch item), the caller and the body in canonical form (keys sorted, so a
+    /// client re-encoding its body after a restart still matches). `nil` when the request carries a password.
+    struct Fingerprint {
+        let digest: String?
+
+        init(_ request: APIRequest, context: RequestContext) {
+            guard !(request.body.map(Self.carriesPassword) ?? false) else {
+                digest = nil
+                return
+            }
+            // The user, not the session: a retry after a sign-up converted the anonymous user (a new token) still matches.
+            let caller = context.isMaster ? "master" : context.user.map { "user:" + $0.id } ?? "public"
+            var material = Array("roost-request-v1\n\(request.method)\n\(request.segments.joined(separator: "/"))\n\(caller)\n".utf8)
+            request.body?.write(to: &material)
+            digest = SHA256.hex(material)
+        }
+
+        private static func carriesPassword(_ value: JSON) -> Bool {
+            switch value {
+            case .object(let members): members["password"] != nil || members.values.contains(where: carriesPassword)
+            case .array(let elements): elements.contains(where: carriesPassword)
+            default: false
+            }
+        }
+    }
+
+    /// One row of `_idempotency`. `fingerprint` NULL: recorded before requests were bound (replayed to any
+    /// repeat until it expires); `body` NULL: withheld (every repeat gets 159).
+    private struct Record {
+        let fingerprint: String?
+        let status: Int
+        let body: String?
+        let location: String?
+
+        init(_ fingerprint: Fingerprint, _ response: APIResponse) {
+            let text = response.body.jsonText
+            let replayable = fingerprint.digest != nil && !text.contains("\"sessionToken\"")
+            self.fingerprint = replayable ? fingerprint.digest : ""
+            status = response.status
+            body = replayable ? text : nil
+            location = replayable ? response.headers.first { $0.0 == "Location" }?.1 : nil
+        }
+
+        private init(row: [SQLValue]) {
+            fingerprint = row[0].text
+            status = Int(row[1].integer ?? 200)
+            body = row[2].text
+            location = row[3].text
+        }
+
+        func answer(_ request: Fingerprint) throws -> APIResponse {
+            guard let body, fingerprint == nil || (request.digest != nil && fingerprint == request.digest) else {
+                throw Idempotency.duplicate
+            }
+            return APIResponse(status: status, body: .encodedFragment(Array(body.utf8)),
+                               headers: location.map { [("Location", $0)] } ?? [])
+        }
+
+        static func find(_ requestId: String, in db: some SQLQuerying) throws -> Record? {
+            try db.fetchRows("SELECT fingerprint, status, body, location FROM _idempotency WHERE requestId = ? AND expiresAt > ?",
+                             [.text(requestId), .integer(ParseDate.now().millisecondsSince1970)], cacheable: true)
+                .first.map(Record.init(row:))
+        }
+
+        func insert(_ requestId: String, ttl: Int, in db: SQLiteConnection) throws {
+            let expiresAt = ParseDate.now().millisecondsSince1970 + Int64(ttl) * 1000
+            try db.execute(
+                "INSERT INTO _idempotency (requestId, fingerprint, status, body, location, expiresAt) VALUES (?, ?, ?, ?, ?, ?)",
+                [.text(requestId), fingerprint.map(SQLValue.text) ?? .null, .integer(Int64(status)),
+                 body.map(SQLValue.text) ?? .null, location.map(SQLValue.text) ?? .null, .integer(expiresAt)])
+        }
     }
 }

@@ -12,6 +12,8 @@ final class CompiledRegex {
     static let matchLimit: UInt32 = 1_000_000
     /// Nested backtracking frames, bounding the heap one match may take.
     static let depthLimit: UInt32 = 10_000
+    /// MongoDB refuses longer patterns.
+    static let maximumPatternBytes = 32_764
 
     private let code: OpaquePointer
     private let matchData: OpaquePointer

@@ -17,10 +17,23 @@ final class FileStore: Sendable {
         return stored
     }
 
-    /// The bytes of a stored file, `nil` when there is none by that name.
-    func read(_ name: String) -> Data? {
+    /// A stored file's bytes and when it was written.
+    struct Contents {
+        let bytes: Data
+        let modifiedSeconds: Int
+        /// Its validator for conditional GETs: a stored name's bytes never change, so size and write time
+        /// tell one version from another (a file restored from a backup under the same name included).
+        let etag: String
+    }
+
+    /// A stored file, `nil` when there is none by that name.
+    func read(_ name: String) -> Contents? {
         guard FileStore.isValidName(name) else { return nil }
-        return FileManager.default.contents(atPath: path(name))
+        var info = stat()
+        guard stat(path(name), &info) == 0, let bytes = FileManager.default.contents(atPath: path(name)) else { return nil }
+        let modified = info.st_mtim
+        return Contents(bytes: bytes, modifiedSeconds: Int(modified.tv_sec),
+                        etag: "\"\(String(info.st_size, radix: 16))-\(String(modified.tv_sec, radix: 16))\(String(modified.tv_nsec, radix: 16))\"")
     }
 
     /// Returns whether a file was removed.

@@ -16,8 +16,11 @@ extension QueryCompiler {
                 sql: "NOT EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(element) NOT IN (SELECT value FROM json_each(?)))",
                 arguments: [.text(list)])
         case .matchesRegex(let pattern, let options):
-            try RegexGuard.check(pattern)
-            guard (try? Regex(pattern)) != nil || options.contains("x") else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
+            // MongoDB's limit; it also bounds what each reader's cache of compiled patterns holds.
+            guard pattern.utf8.count <= CompiledRegex.maximumPatternBytes else {
+                throw ParseError(.invalidQuery, "bad regex: longer than \(CompiledRegex.maximumPatternBytes) bytes")
+            }
+            guard CompiledRegex(pattern: pattern, options: options) != nil else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
             if isArrayField(key) {  // Any string element matches, as MongoDB does.
                 return SQLFragment(
                     sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE element.type = 'text' AND roost_regexp(element.value, ?, ?))",

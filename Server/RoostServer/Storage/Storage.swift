@@ -187,6 +187,29 @@ public final class Storage: Sendable {
                 try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"c\(id)_deviceToken\" ON \"c\(id)\" (json_extract(data, '$.deviceToken'))")
             }
         }
+        migrator.registerMigration("v10: idempotency records bound to their request") { db in
+            // A record now names the request that made it (see `Idempotency.Fingerprint`). Records from before
+            // stay unbound until they expire, except those holding a session token in plain text: dropped, and
+            // their pages zeroed (`secure_delete`) so the token is not left in the file's free space either.
+            try db.execute(sql: """
+                PRAGMA secure_delete = ON;
+                CREATE TABLE _idempotency_bound (
+                    requestId TEXT PRIMARY KEY NOT NULL,
+                    fingerprint TEXT,
+                    status INTEGER NOT NULL,
+                    body TEXT,
+                    location TEXT,
+                    expiresAt INTEGER NOT NULL
+                );
+                INSERT INTO _idempotency_bound (requestId, status, body, location, expiresAt)
+                    SELECT requestId, status, body, location, expiresAt FROM _idempotency
+                    WHERE instr(body, '"sessionToken"') = 0;
+                DROP TABLE _idempotency;
+                ALTER TABLE _idempotency_bound RENAME TO _idempotency;
+                CREATE INDEX _idempotency_expiry ON _idempotency (expiresAt);
+                PRAGMA secure_delete = OFF;
+                """)
+        }
         return migrator
     }
 
@@ -223,7 +246,7 @@ public final class Storage: Sendable {
             return try reader.inTransaction { try body(reader) }
         } catch let error as SQLiteError where error.code & 0xff == SQLITE_INTERRUPT {
             if reader.budget.regexGaveUp {
-                throw ParseError(.timeout, "$regex took too long: the pattern backtracks too much on a stored value")
+                throw ParseError(.invalidQuery, "$regex took too long: the pattern backtracks too much on a stored value")
             }
             throw ParseError(.timeout, "The query took longer than the time limit (--query-timeout)")
         }

@@ -165,11 +165,14 @@ public final class RoostServer: @unchecked Sendable {
         let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
         // Parse ignores a session token only on POST /login; anywhere else a bad one fails the request.
         let isLogin = method == "POST" && segments == ["login"]
-        let user = isLogin ? nil : try credentials.sessionToken.map { try authenticate($0) }
-        let context = RequestContext(
+        // Nor on GET /sessions/me, which looks the token up itself (expired sessions too): `SessionRoutes`.
+        let isSessionMe = method == "GET" && segments == ["sessions", "me"]
+        let user = isLogin || isSessionMe ? nil : try credentials.sessionToken.map { try authenticate($0) }
+        var context = RequestContext(
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
             requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,
             passwords: PreparedPasswords(hasher: config.passwordHasher))
+        if isSessionMe { context.uncheckedSessionToken = credentials.sessionToken }
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
         if method == "GET", PropertyList.wants(request.headers["accept"]) {
             let response = try dispatch(apiRequest, context)

@@ -43,7 +43,9 @@ extension FieldCondition {
             ["__type": "GeoPoint", "latitude": .number(point.latitude), "longitude": .number(point.longitude)]
         }
         func subquery(_ query: Subquery) -> JSON {
-            ["className": .string(query.className), "where": query.constraint.whereJSON]
+            var json: [String: JSON] = ["className": .string(query.className), "where": query.constraint.whereJSON]
+            if let key = query.redirectKey { json["redirectClassNameForKey"] = .string(key) }
+            return .object(json)
         }
         switch self {
         case .equalTo(let value):

@@ -143,7 +143,13 @@ extension QueryConstraint {
             op.hasSuffix("elect") || json["where"] != nil
         else { throw ParseError(.invalidQuery, "improper usage of \(op)") }
         let constraint = try json["where"].map { try parseClause($0, depth: depth + 1) } ?? .all
-        return Subquery(className: className, constraint: constraint)
+        // The JS SDK's query on a relation of an unfetched parent names the parent's class and the field.
+        var redirectKey: String?
+        if let value = json["redirectClassNameForKey"], value != .null {
+            guard let key = value.stringValue else { throw ParseError(.invalidQuery, "redirectClassNameForKey must be a string") }
+            redirectKey = key
+        }
+        return Subquery(className: className, constraint: constraint, redirectKey: redirectKey)
     }
 
     private static func geoPoint(_ json: JSON, _ op: String) throws -> GeoPoint {

@@ -35,10 +35,13 @@ public indirect enum QueryConstraint: Equatable, Sendable {
 public struct Subquery: Equatable, Sendable {
     public var className: String
     public var constraint: QueryConstraint
+    /// `redirectClassNameForKey`: the subquery runs on the target class of this relation field of `className`.
+    public var redirectKey: String?
 
-    public init(className: String, constraint: QueryConstraint) {
+    public init(className: String, constraint: QueryConstraint, redirectKey: String? = nil) {
         self.className = className
         self.constraint = constraint
+        self.redirectKey = redirectKey
     }
 }
 

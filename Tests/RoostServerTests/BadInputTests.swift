@@ -147,7 +147,6 @@ import Testing
         ["place": ["__type": "GeoPoint", "latitude": 1]],
         ["place": ["__type": "GeoPoint", "latitude": "1", "longitude": 2]],
         ["thing": ["__type": "Unicorn"]],
-        ["thing": ["__type": "Relation", "className": "Player"]],
         ["list": [["__type": "Date", "iso": "nope"]]],
     ] as [JSON])
     func wrongTypeShapesAre111(body: JSON) async throws {

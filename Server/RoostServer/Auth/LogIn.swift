@@ -52,6 +52,8 @@ enum LogIn {
             throw invalid
         }
         guard context.verifyPassword(password, against: hash) else { throw invalid }
+        // An empty ACL (which only the master key can set) locks the user out, as in Parse's `UsersRouter`.
+        if !context.isMaster, user.acl == .object([:]) { throw invalid }
         return (user, hash, password)
     }
 

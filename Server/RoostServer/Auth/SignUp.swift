@@ -49,14 +49,20 @@ enum SignUp {
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
         return try context.write { db in
             let schema = try UserStore.schema(in: db)
-            if let existing = try UserStore.find(anonymousId: anonymousId, schema: schema, in: db)?.decoded() {
+            let existing = try UserStore.find(anonymousId: anonymousId, schema: schema, in: db)?.decoded()
+            // A user the master key locked out (an empty ACL) is passed over, as Parse's `filteredObjectsByACL`
+            // does: the id signs up a new user.
+            let lockedOut = existing.map { !context.isMaster && $0.acl == .object([:]) } ?? false
+            if let existing, !lockedOut {
                 let token = try UserWriter.startSession(for: existing.objectId, action: "login", provider: "anonymous", context: context, in: db)
                 let body = UserStore.wireJSON(existing, viewerId: existing.objectId, isMaster: false, sessionToken: token)
                 return APIResponse(status: 200, body: body, headers: [location(existing.objectId, context)])
             }
             var generated = credentials
             if generated.username == nil { generated.username = try SecureRandom.alphanumeric(25) }
-            try UserWriter.checkUnique(generated, userId: nil, schema: schema, in: db)
+            var checked = generated
+            if lockedOut { checked.anonymousId = nil }  // Its id is taken by the locked-out user only.
+            try UserWriter.checkUnique(checked, userId: nil, schema: schema, in: db)
             let user = try insert(generated, changes, schema: schema, context: context, in: db)
             let token = try UserWriter.startSession(for: user.objectId, action: "login", provider: "anonymous", context: context, in: db)
             return APIResponse(
@@ -69,6 +75,7 @@ enum SignUp {
 
     private static func insert(_ credentials: UserWriter.Credentials, _ changes: ObjectWriter.Changes, schema: ClassSchema,
                                context: RequestContext, in db: SQLiteConnection) throws -> StoredObject {
+        _ = try ClassPermissions.check(.create, schema, context: context)
         let schema = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
         let now = ParseDate.now()
         let objectId = try SecureRandom.objectId()

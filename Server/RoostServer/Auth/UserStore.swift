@@ -63,7 +63,9 @@ enum UserStore {
     /// The user linked to an anonymous id.
     static func find(anonymousId id: String, schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
         try db.fetchRows(
-            "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE json_extract(data, '$.authData.anonymous.id') = ?",
+            "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE json_extract(data, '$.authData.anonymous.id') = ?"
+                // One locked out by the master key (an empty ACL) comes last: `SignUp` signs up another with its id.
+                + " ORDER BY acl IS '{}'",
             [.text(id)], cacheable: true).first.map { StoredRow($0, className: className) }
     }
 

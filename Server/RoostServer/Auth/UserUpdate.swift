@@ -1,6 +1,7 @@
 import RoostCore
 
-/// `PUT` and `DELETE /users/<id>`: only the user themself (or the master key).
+/// `PUT` and `DELETE /users/<id>`: a session whose user may write the user object (its ACL: the user
+/// themself, or whoever else it grants write), or the master key.
 ///
 /// A new password deletes every session of the user and, for the user themself, starts a new one
 /// whose token is in the reply. This is also anonymous conversion: the anonymous session sends
@@ -8,19 +9,20 @@ import RoostCore
 /// and everything it owns. A taken username or email (202/203) changes nothing.
 enum UserUpdate {
     static func handle(_ userId: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
-        try checkSelf(userId, context: context, refusal: "Cannot modify user \(userId).")
+        try checkSession(context, refusal: "Cannot modify user \(userId).")
         let credentials = try UserWriter.credentials(from: body, context: context)
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: false)
         let hash = try credentials.password.map { try context.hashPassword($0) }  // Before taking the writer (hashed ahead inside a batch).
         let setsCredentials = credentials.username != nil || credentials.password != nil
         return try context.write { db in
             let schema = try UserStore.schema(in: db)
-            guard var user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded() else { throw ObjectWriter.objectNotFound }
+            var user = try writableUser(userId, for: .update, from: schema, context: context, in: db)
             if setsCredentials, !context.isMaster, let caller = context.user { try checkStillEntitled(caller, userId, in: db) }
             try UserWriter.checkUnique(credentials, userId: userId, schema: schema, in: db)
             let extended = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
             user.fields = try UserWriter.applying(credentials, changes, to: user.fields)
-            if let acl = changes.acl { user.acl = UserWriter.ownerACL(acl, userId: userId) }
+            // Only the master key may lock a user out of their own record (Parse's `runDatabaseOperation`).
+            if let acl = changes.acl { user.acl = context.isMaster ? acl : UserWriter.ownerACL(acl, userId: userId) }
             user.updatedAt = max(ParseDate.now(), user.updatedAt)
             try ObjectStore.update(user, in: extended, in: db)
 
@@ -29,7 +31,7 @@ enum UserUpdate {
             if let hash {
                 try UserStore.setPasswordHash(hash, of: userId, in: db)
                 try SessionStore.deleteAll(userId: userId, in: db)
-                if !context.isMaster {
+                if !context.isMaster, context.user?.id == userId {  // Another writer does not get the user's session.
                     reply["sessionToken"] = .string(
                         try UserWriter.startSession(for: userId, action: "login", provider: "password", context: context, in: db))
                 }
@@ -39,11 +41,11 @@ enum UserUpdate {
     }
 
     static func delete(_ userId: String, context: RequestContext) throws -> APIResponse {
-        try checkSelf(userId, context: context, refusal: "Insufficient auth to delete user")
+        try checkSession(context, refusal: "Insufficient auth to delete user")
         try context.write { db in
-            guard let schema = try SchemaStore.load(UserStore.className, in: db),
-                try ObjectStore.delete(userId, from: schema, in: db)
-            else { throw ObjectWriter.objectNotFound }
+            guard let schema = try SchemaStore.load(UserStore.className, in: db) else { throw missingUser(context) }
+            _ = try writableUser(userId, for: .delete, from: schema, context: context, in: db)
+            guard try ObjectStore.delete(userId, from: schema, in: db) else { throw missingUser(context) }
             try UserStore.deletePassword(of: userId, in: db)
             try SessionStore.deleteAll(userId: userId, in: db)
         }
@@ -70,10 +72,24 @@ enum UserUpdate {
         return try UserStore.passwordHash(of: userId, in: db) == nil
     }
 
-    /// 206 unless the caller is this user or holds the master key.
-    private static func checkSelf(_ userId: String, context: RequestContext, refusal: String) throws {
-        if context.isMaster { return }
-        guard let user = context.user else { throw ParseError(.sessionMissing, refusal) }
-        guard user.id == userId else { throw ParseError(.sessionMissing, "Insufficient auth.") }
+    /// 206 `refusal` without a session or the master key.
+    private static func checkSession(_ context: RequestContext, refusal: String) throws {
+        if !context.isMaster, context.user == nil { throw ParseError(.sessionMissing, refusal) }
+    }
+
+    /// The stored user, when the caller may write it: its ACL and the class-level permission of `operation`.
+    private static func writableUser(_ userId: String, for operation: ClassPermissions.Operation, from schema: ClassSchema,
+                                     context: RequestContext, in db: SQLiteConnection) throws -> StoredObject {
+        let grant = try ClassPermissions.check(operation, schema, context: context)
+        guard let user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded(), context.canWrite(user.acl),
+            ClassPermissions.allows(grant, user, context: context)
+        else { throw missingUser(context) }
+        return user
+    }
+
+    /// A user that is missing or not writable: 101 for the master key; 206 for a session, as Parse's
+    /// `handleSessionMissingError` words it.
+    private static func missingUser(_ context: RequestContext) -> ParseError {
+        context.isMaster ? ObjectWriter.objectNotFound : ParseError(.sessionMissing, "Insufficient auth.")
     }
 }

@@ -15,7 +15,7 @@ enum UserWriter {
     }
 
     /// Splits and checks a user body.
-    /// - Throws: 200/201/125 for bad username, password or email types, 252 for an unsupported provider,
+    /// - Throws: 200/201 for bad username or password types, 125 for a malformed email, 252 for an unsupported provider,
     ///   119 for `emailVerified` without the master key.
     static func credentials(from body: [String: JSON], context: RequestContext) throws -> Credentials {
         var rest = body
@@ -28,10 +28,12 @@ enum UserWriter {
             guard let password = value.stringValue, !password.isEmpty else { throw ParseError(.passwordMissing, "password is required") }
             result.password = password
         }
-        if let value = rest.removeValue(forKey: "email"), value != .null {
-            guard let email = value.stringValue, isPlausibleEmail(email) else {
-                throw ParseError(.invalidEmailAddress, "Email address format is invalid.")
-            }
+        if rest["email"] == .null { rest.removeValue(forKey: "email") }
+        // Only a string is an email to check; anything else is an ordinary change of the field, as Parse's
+        // `_validateEmail` leaves it: a `Delete` unsets the email, another type is the schema's 111.
+        if let email = rest["email"]?.stringValue {
+            guard isPlausibleEmail(email) else { throw ParseError(.invalidEmailAddress, "Email address format is invalid.") }
+            rest.removeValue(forKey: "email")
             result.email = email
         }
         if let value = rest.removeValue(forKey: "authData") {

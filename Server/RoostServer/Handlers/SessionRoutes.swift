@@ -4,12 +4,16 @@ import RoostCore
 /// Tokens are stored hashed, so only the session of the presented token shows its `sessionToken`.
 enum SessionRoutes {
     static func register(in router: inout Router) {
+        // Parse's `handleMe` runs without its session check: it finds the token's session, expired or not,
+        // and words an unknown token its own way.
         router.add("GET", "sessions/me") { _, context, _ in
-            let caller = try requireUser(context)
-            guard let session = try context.read({ db in try SessionStore.find(objectId: caller.sessionId, in: db) }) else {
-                throw ParseError(.invalidSessionToken, "Invalid session token")
+            guard let token = context.uncheckedSessionToken ?? context.user?.sessionToken else {
+                throw ParseError(.invalidSessionToken, "Session token required.")
             }
-            return APIResponse(body: session.wireJSON(token: caller.sessionToken))
+            guard let session = try context.read({ db in try SessionStore.find(digest: SessionToken.digest(token), in: db) }) else {
+                throw ParseError(.invalidSessionToken, "Session token not found.")
+            }
+            return APIResponse(body: session.wireJSON(token: token))
         }
         router.add("POST", "upgradeToRevocableSession") { _, context, _ in try SessionEdit.upgrade(context: context) }
         // Parse also serves sessions as the `_Session` class.
@@ -57,8 +61,10 @@ enum SessionRoutes {
         fields: ["user": .pointer(targetClass: UserStore.className), "createdWith": .object, "expiresAt": .date, "installationId": .string],
         classLevelPermissions: nil, indexes: nil, view: "_session_objects")
 
-    private static func requireUser(_ context: RequestContext) throws -> AuthenticatedUser {
-        guard let user = context.user else { throw ParseError(.invalidSessionToken, "Session token required.") }
+    /// 209 without a session. Parse words it by where it refuses: a read or delete goes through its
+    /// `RestQuery` ("Invalid session token"), `/sessions/me` and writes check first ("Session token required.").
+    private static func requireUser(_ context: RequestContext, refusal: String = "Invalid session token") throws -> AuthenticatedUser {
+        guard let user = context.user else { throw ParseError(.invalidSessionToken, refusal) }
         return user
     }
 

@@ -144,11 +144,25 @@ enum ObjectWriter {
             default:
                 guard Names.isValidFieldName(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
             }
+            // The JS SDK saves a relation it read back as its value: Parse's `transformUpdate` skips it, and only
+            // the schema learns (or checks) the field.
+            if let target = relationValueTarget(value) {
+                changes.types[key] = .relation(targetClass: target)
+                continue
+            }
             let (operation, type) = try FieldOperation.decode(value)
             changes.operations[key] = operation
             if let type { changes.types[key] = type }
         }
         return changes
+    }
+
+    /// The target class of `{"__type": "Relation", "className": <C>}`, as Parse answers a relation field.
+    private static func relationValueTarget(_ value: JSON) -> String? {
+        guard case .object(let members) = value, members.count == 2, members["__type"] == "Relation",
+            let target = members["className"]?.stringValue, Names.isValidClassName(target)
+        else { return nil }
+        return target
     }
 
     /// Step 2: the class schema, created on first write and extended with new fields.

@@ -8,6 +8,8 @@ struct RequestContext {
     let isMaster: Bool
     /// The user of the request's valid session token, if any.
     let user: AuthenticatedUser?
+    /// The session token of a request whose token is not checked before its route (GET /sessions/me).
+    var uncheckedSessionToken: String? = nil
     /// `X-Parse-Installation-Id`, stored on the sessions this request creates.
     let installationId: String?
     let requestId: String

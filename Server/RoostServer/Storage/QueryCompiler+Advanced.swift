@@ -100,7 +100,15 @@ extension QueryCompiler {
     /// - Parameter selectedKey: the key `$select`/`$dontSelect` reads.
     private func subquerySource(_ subquery: Subquery, selectedKey: String? = nil) throws
         -> (table: String, compiler: QueryCompiler, filter: SQLFragment)? {
-        guard let subSchema = try lookup(subquery.className) else { return nil }
+        guard var subSchema = try lookup(subquery.className) else { return nil }
+        var subquery = subquery
+        // Parse's `redirectClassNameForKey` in a subquery: the target class of that relation field (a key that
+        // is not a relation keeps the class).
+        if let key = subquery.redirectKey, case .relation(let target)? = subSchema.fields[key] {
+            guard let targetSchema = try lookup(target) else { return nil }
+            subSchema = targetSchema
+            subquery.className = target
+        }
         let constraint = try authorizeSubquery(subSchema, subquery, selectedKey)
         let compiler = QueryCompiler(schema: subSchema, lookup: lookup, readableBy: readableBy, authorizeSubquery: authorizeSubquery)
         let filter = try compiler.compile(constraint)

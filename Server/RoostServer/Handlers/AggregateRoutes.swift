@@ -43,7 +43,8 @@ enum AggregateRoutes {
             }
             return APIResponse(body: ["results": .array(Aggregation.distinct(field, in: documents))])
         }
-        return APIResponse(body: ["results": .array(try aggregation.run(documents).map(JSON.object))])
+        let urls = FileURLs(context: context)
+        return APIResponse(body: ["results": .array(try aggregation.run(documents).map { .object(urls.expandTopLevel($0)) })])
     }
 
     private static func ordered(_ stages: [String: JSON]) -> [JSON] {

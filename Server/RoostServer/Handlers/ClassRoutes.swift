@@ -186,6 +186,7 @@ enum ClassRoutes {
     }
 
     static func delete(_ className: String, _ objectId: String, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
+        if !context.isMaster { try ObjectWriter.checkMasterOnlyClass(className, "delete") }
         if !isSystemRoute { try ObjectWriter.checkClientClassName(className) }
         let triggers = try Triggers(className, context: context)
         if triggers.has("beforeDelete") {

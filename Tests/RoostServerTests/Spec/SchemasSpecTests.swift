@@ -32,14 +32,20 @@ import Testing
          "classLevelPermissions": permissions]
     }
 
-    // spec-differs: schemas.spec.js: requires the master key to get all schemas -- the spec's server has client keys (its answer is "unauthorized"); under Parse's defaults, without them, the answer is "unauthorized: master key is required"
+    // spec: schemas.spec.js: requires the master key to get all schemas
     // spec: schemas.spec.js: requires the master key to get one schema
     // spec: schemas.spec.js: asks for the master key if you use the rest key
-    // spec-differs: schemas.spec.js: requires the master key to create a schema -- as above: "unauthorized: master key is required" without client keys
-    // spec-differs: schemas.spec.js: requires the master key to modify schemas -- as above
-    // spec-differs: schemas.spec.js: requires the master key to delete schemas -- as above
+    // spec: schemas.spec.js: requires the master key to create a schema
+    // spec: schemas.spec.js: requires the master key to modify schemas
+    // spec: schemas.spec.js: requires the master key to delete schemas
+    /// The spec's server has a REST API key: without it a request is "unauthorized"; with it, not master.
     @Test func everyRouteNeedsTheMasterKey() async throws {
-        let server = try TestServer()
+        let server = try TestServer(arguments: ["--rest-api-key", "rest"])
+        for (method, path) in [("GET", "/schemas"), ("POST", "/schemas"), ("PUT", "/schemas/NewClass"), ("DELETE", "/schemas/DoesntMatter")] {
+            let response = try await server.request(method, path, json: method == "GET" || method == "DELETE" ? nil : ["className": "MyClass"])
+            #expect(response.status == 403, "\(method) \(path)")
+            #expect(response.json == ["error": "unauthorized"], "\(method) \(path)")
+        }
         let refusals: [(String, String, JSON?)] = [
             ("GET", "/schemas", nil), ("GET", "/schemas/SomeSchema", nil), ("POST", "/schemas", ["className": "MyClass"]),
             ("PUT", "/schemas/NewClass", [:]), ("DELETE", "/schemas/DoesntMatter", nil),

@@ -66,6 +66,10 @@ enum SchemaRoutes {
     }
 
     static func create(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        // Parse looks for the class before checking its name: `_User` and `_Role` exist from the start.
+        if Names.systemClasses.contains(className), try context.read({ db in try SchemaStore.load(className, in: db) }) != nil {
+            throw ParseError(.invalidClassName, "Class \(className) already exists.")
+        }
         guard Names.isValidIdentifier(className) else {
             throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
         }

@@ -334,4 +334,55 @@ import Testing
         #expect(dropped.status == 200)
         #expect(dropped.json == [:])
     }
+
+    static var userSchema: JSON {
+        schema("_User", ["username": ["type": "String"], "password": ["type": "String"], "email": ["type": "String"],
+                         "emailVerified": ["type": "Boolean"], "authData": ["type": "Object"]])
+    }
+    static var roleSchema: JSON {
+        schema("_Role", ["name": ["type": "String"], "users": ["type": "Relation", "targetClass": "_User"],
+                         "roles": ["type": "Relation", "targetClass": "_Role"]])
+    }
+
+    /// `GET /schemas` without `indexes`, sorted by class name.
+    private static func allSchemas(_ server: TestServer) async throws -> [JSON] {
+        let listed = try await server.request("GET", "/schemas", master: true).json["results"]?.arrayValue ?? []
+        return listed.compactMap { schema -> JSON? in
+            guard var members = schema.objectValue else { return nil }
+            members["indexes"] = nil
+            return .object(members)
+        }.sorted { ($0["className"]?.stringValue ?? "") < ($1["className"]?.stringValue ?? "") }
+    }
+
+    // spec: schemas.spec.js: creates _User schema when server starts
+    // spec: schemas.spec.js: responds with a list of schemas after creating objects
+    // spec: schemas.spec.js: ensure refresh cache after creating a class
+    // spec: schemas.spec.js: ensure refresh cache after deleting a class
+    // spec: schemas.spec.js: lets you add fields to system schema
+    @Test func systemClassesExistFromTheStart() async throws {
+        let server = try TestServer()
+        #expect(try await Self.allSchemas(server) == [Self.roleSchema, Self.userSchema])
+
+        #expect(try await server.request("POST", "/schemas", json: ["className": "A"], master: true).status == 200)
+        #expect(try await Self.allSchemas(server) == [Self.schema("A"), Self.roleSchema, Self.userSchema])
+        #expect(try await server.request("DELETE", "/schemas/A", master: true).status == 200)
+        #expect(try await Self.allSchemas(server) == [Self.roleSchema, Self.userSchema])
+
+        let first = try await server.create("HasAllPOD", Self.allPOD)
+        let second = try await server.request("POST", "/classes/HasPointersAndRelations", json: [
+            "aPointer": pointer("HasAllPOD", first), "aRelation": ["__op": "AddRelation", "objects": [pointer("HasAllPOD", first)]],
+        ])
+        #expect(second.status == 201)
+        let pointersAndRelations = Self.schema("HasPointersAndRelations", [
+            "aPointer": ["type": "Pointer", "targetClass": "HasAllPOD"], "aRelation": ["type": "Relation", "targetClass": "HasAllPOD"],
+        ])
+        #expect(try await Self.allSchemas(server) == [Self.allPODSchema, pointersAndRelations, Self.roleSchema, Self.userSchema])
+
+        expectError(try await server.request("POST", "/schemas/_User", json: [:], master: true), 103, "Class _User already exists.")
+        let added = try await server.request("PUT", "/schemas/_User", json: ["fields": ["newField": ["type": "String"]]], master: true)
+        var withNewField = Self.userSchema.objectValue!
+        withNewField["fields"] = .object(withNewField["fields"]!.objectValue!.merging(["newField": ["type": "String"]]) { $1 })
+        #expect(added.json == .object(withNewField))
+        #expect(try await server.request("GET", "/schemas/_User", master: true).json == .object(withNewField))
+    }
 }

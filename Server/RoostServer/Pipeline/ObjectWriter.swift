@@ -165,7 +165,9 @@ enum ObjectWriter {
                     let (operation, _) = try FieldOperation.decode(value)
                     if case .relation = operation { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
                     changes.operations[key] = operation
-                    changes.types[top] = .object
+                    // Parse's `enforceFieldExists`: `a.<digits>` reaches into an Array, anything else into an Object.
+                    let second = key.split(separator: ".")[1]
+                    changes.types[top] = second.allSatisfy({ $0.isASCII && $0.isNumber }) ? .array : .object
                     continue
                 }
                 guard Names.isValidFieldName(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
@@ -264,15 +266,23 @@ enum ObjectWriter {
         return String(first)
     }
 
-    /// `value` (an Object, or nothing yet) with the operation applied at `path` inside it.
+    /// `value` (an Object, an Array indexed by a number, or nothing yet) with the operation applied at `path` inside it;
+    /// an index past the end pads the array with nulls, as MongoDB's update on `items.3` does.
     private static func applying(_ operation: FieldOperation, at path: ArraySlice<String>, in value: JSON?) throws -> JSON? {
+        let key = path[path.startIndex]
+        if case .array(var elements)? = value, let index = Int(key), key.allSatisfy({ $0.isASCII && $0.isNumber }), index < 100_000 {
+            while elements.count <= index { elements.append(.null) }
+            let changed = path.count == 1
+                ? try operation.applied(to: elements[index]) : try applying(operation, at: path.dropFirst(), in: elements[index])
+            elements[index] = changed ?? .null
+            return .array(elements)
+        }
         var members: [String: JSON]
         switch value {
         case nil, .null?: members = [:]
         case .object(let existing)?: members = existing
         default: throw ParseError(.incorrectType, "Cannot change a key inside a field that is not an object.")
         }
-        let key = path[path.startIndex]
         if path.count == 1 {
             members[key] = try operation.applied(to: members[key])
         } else {

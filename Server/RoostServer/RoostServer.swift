@@ -32,6 +32,9 @@ public final class RoostServer: @unchecked Sendable {
         faults = FaultInjection(config)
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         storage = try Storage(path: config.dataDirectory + "/roost.sqlite", queryTimeout: config.queryTimeoutSeconds)
+        // Parse creates `_User` and `_Role` at start: `GET /schemas` lists them before any user or role exists.
+        // Best effort: a full disk must not keep the server from starting (the first sign-up creates them then).
+        _ = try? storage.write { db in (try UserStore.schema(in: db), try RoleStore.schema(in: db)) }
         files = try FileStore(dataDirectory: config.dataDirectory)
         fileExtensions = try FileExtensionPolicy(config.fileExtensions)
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.

@@ -56,6 +56,10 @@ import Testing
         #expect(info.json["features"]?["globalConfig"]?["read"] == true)
         #expect(info.json["features"]?["schemas"]?["clearAllDataFromClass"] == true)
         #expect(info.json["features"]?["push"]?["immediatePush"] == false)
+        // `/hooks` works, so the dashboard may offer its webhooks screen; the keys are Parse's, all of them.
+        #expect(info.json["features"]?["hooks"] == ["create": true, "read": true, "update": true, "delete": true])
+        #expect(info.json["features"]?.objectValue?.keys.sorted()
+                == ["cloudCode", "globalConfig", "hooks", "logs", "push", "schemas", "settings"])
         let refused = try await server.request("GET", "/serverInfo")
         #expect(refused.status == 403)
         #expect(refused.json == ["error": "unauthorized: master key is required"])

@@ -33,7 +33,7 @@ private func segment(_ name: String) -> String {
         }
         try await sentinel.expectIntact()
         let schemas = try await server.request("GET", "/schemas", master: true)
-        #expect(schemas.json["results"]?.arrayValue?.compactMap { $0["className"]?.stringValue }.sorted() == ["Keep", "Probe"])
+        #expect(schemas.json["results"]?.arrayValue?.compactMap { $0["className"]?.stringValue }.sorted() == ["Keep", "Probe", "_Role", "_User"])
     }
 
     static let badKeyNames = [

@@ -19,10 +19,11 @@ enum AdminRoutes {
         }
     }
 
-    /// Parse's feature list, answered for what Roost has: no webhooks, jobs, logs endpoint or push.
-    private static let features: JSON = [
+    /// Parse's feature list (its keys, in full), answered for what Roost has: webhooks (`/hooks`), but no jobs,
+    /// logs endpoint, push or security check.
+    static let features: JSON = [
         "globalConfig": ["create": true, "read": true, "update": true, "delete": true],
-        "hooks": ["create": false, "read": false, "update": false, "delete": false],
+        "hooks": ["create": true, "read": true, "update": true, "delete": true],
         "cloudCode": ["jobs": false],
         "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
         "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": false,
@@ -30,6 +31,7 @@ enum AdminRoutes {
         "schemas": ["addField": true, "removeField": true, "addClass": true, "removeClass": true,
                     "clearAllDataFromClass": true, "exportClass": false, "editClassLevelPermissions": true,
                     "editPointerPermissions": true],
+        "settings": ["securityCheck": false],
     ]
 
     /// Deletes every object of the class and keeps its schema. Users take their password hashes and

@@ -28,7 +28,11 @@ enum AggregateRoutes {
         case nil: pipeline = ordered(parameters.filter { !optionNames.contains($0.key) })
         default: throw ParseError(.invalidQuery, "pipeline must be an array of stages")
         }
-        let aggregation = try Aggregation(pipeline: pipeline)
+        // With `distinct`, Parse's database ignores the stages (their names are still checked).
+        if let name = pipeline.compactMap({ $0.objectValue?.keys.first }).first(where: { !$0.hasPrefix("$") }) {
+            throw ParseError(.invalidQuery, "Invalid aggregate stage '\(name)'.")
+        }
+        let aggregation = try Aggregation(pipeline: parameters["distinct"] == nil ? pipeline : [])
         var options = try QueryOptions.parse(parameters["where"].map { ["where": $0] } ?? [:])
         options.find.limit = Int(Int32.max)
         let documents = try context.read { db -> [Aggregation.Document] in
@@ -43,7 +47,8 @@ enum AggregateRoutes {
             }
             return APIResponse(body: ["results": .array(Aggregation.distinct(field, in: documents))])
         }
-        return APIResponse(body: ["results": .array(try aggregation.run(documents).map(JSON.object))])
+        let urls = FileURLs(context: context)
+        return APIResponse(body: ["results": .array(try aggregation.run(documents).map { .object(urls.expandTopLevel($0)) })])
     }
 
     private static func ordered(_ stages: [String: JSON]) -> [JSON] {

@@ -78,6 +78,7 @@ enum ClassRoutes {
 
     private static func find(_ className: String, options: QueryOptions, context: RequestContext) throws -> APIResponse {
         var options = options
+        if options.explain { try QueryExplanation.checkAllowed(context: context) }
         let access = QueryAccess(context: context)
         options.find.readableBy = context.aclSubjects
         options.find.authorizeSubquery = access.subqueryAuthorizer
@@ -89,6 +90,7 @@ enum ClassRoutes {
                 return APIResponse(body: .object(body))
             }
             try restrict(&options, access, in: schema)
+            if options.explain { return try QueryExplanation.answer(options.find, in: schema, db: db) }
             let protected = ClassPermissions.protectedFields(schema, context: context)
             options.keepRelationMarkers(of: schema)
             guard className == UserStore.className else {
@@ -184,6 +186,7 @@ enum ClassRoutes {
     }
 
     static func delete(_ className: String, _ objectId: String, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
+        if !context.isMaster { try ObjectWriter.checkMasterOnlyClass(className, "delete") }
         if !isSystemRoute { try ObjectWriter.checkClientClassName(className) }
         let triggers = try Triggers(className, context: context)
         if triggers.has("beforeDelete") {

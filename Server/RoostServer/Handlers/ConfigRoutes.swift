@@ -2,7 +2,8 @@ import RoostCore
 
 /// `GET/PUT /config`: app parameters clients read at start-up (Parse's `GlobalConfigRouter`).
 ///
-/// `PUT` (master key) merges `params` into the stored ones, `{"__op":"Delete"}` removes one, and
+/// `PUT` (master key) merges `params` into the stored ones, applying operations (`Delete`, `Increment`,
+/// `Add`, `AddUnique`, `Remove`) to the stored value as Parse's update of `params.<key>` does, and
 /// `masterKeyOnly` marks the given keys as readable by the master key only.
 enum ConfigRoutes {
     static func register(in router: inout Router) {
@@ -26,11 +27,7 @@ enum ConfigRoutes {
             try context.write { db in
                 var (params, masterKeyOnly) = try load(in: db) ?? ([:], [:])
                 for (key, value) in changes {
-                    if case .object(let operation) = value, operation["__op"] == "Delete" {
-                        params.removeValue(forKey: key)
-                    } else {
-                        params[key] = value
-                    }
+                    params[key] = try applying(value, to: params[key])
                     masterKeyOnly[key] = .bool(onlyMaster[key] == .bool(true))  // As Parse: kept (false) for a deleted key.
                 }
                 try db.execute(
@@ -39,6 +36,14 @@ enum ConfigRoutes {
             }
             return APIResponse(body: ["result": true])
         }
+    }
+
+    /// The parameter's new value (`nil`: removed); a plain value replaces it as sent.
+    private static func applying(_ value: JSON, to current: JSON?) throws -> JSON? {
+        guard value["__op"] != nil else { return value }
+        let (operation, _) = try FieldOperation.decode(value)
+        if case .relation = operation { throw ParseError(.invalidJSON, "Relation operations do not apply to config parameters.") }
+        return try operation.applied(to: current)
     }
 
     private static func load(in db: some SQLQuerying) throws -> (params: [String: JSON], masterKeyOnly: [String: JSON])? {

@@ -66,6 +66,10 @@ enum SchemaRoutes {
     }
 
     static func create(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        // Parse looks for the class before checking its name: `_User` and `_Role` exist from the start.
+        if Names.systemClasses.contains(className), try context.read({ db in try SchemaStore.load(className, in: db) }) != nil {
+            throw ParseError(.invalidClassName, "Class \(className) already exists.")
+        }
         guard Names.isValidIdentifier(className) else {
             throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
         }
@@ -74,7 +78,11 @@ enum SchemaRoutes {
             fields[name] = try fieldType(name, value)
         }
         try ClassSchema.checkSingleGeoPoint(fields)
-        let permissions = try body["classLevelPermissions"].map(validatePermissions)
+        let permissions = body["classLevelPermissions"]
+        if let permissions {
+            try ClassPermissionsValidation.validate(permissions, fieldType: { fields[$0] ?? ClassSchema.defaultFields[$0] },
+                                                    allowCustomObjectId: context.config.allowCustomObjectId)
+        }
         let schema = try context.write { db -> ClassSchema in
             if try SchemaStore.load(className, in: db) != nil {
                 throw ParseError(.invalidClassName, "Class \(className) already exists.")
@@ -112,7 +120,10 @@ enum SchemaRoutes {
             }
             try ClassSchema.checkSingleGeoPoint(schema.fields)
             if let permissions = body["classLevelPermissions"] {
-                schema.classLevelPermissions = try validatePermissions(permissions)
+                let known = schema
+                try ClassPermissionsValidation.validate(permissions, fieldType: { known.type(of: $0) },
+                                                        allowCustomObjectId: context.config.allowCustomObjectId)
+                schema.classLevelPermissions = permissions
             }
             if let indexes = body["indexes"] { schema = try IndexStore.apply(indexes, to: schema, in: db) }
             try SchemaStore.save(schema, in: db)
@@ -152,16 +163,5 @@ enum SchemaRoutes {
             throw ParseError(.invalidClassName, "Invalid classname: \(target)")
         }
         return type
-    }
-
-    /// Class-level permissions: an object whose operation entries are objects of `true` flags.
-    private static func validatePermissions(_ value: JSON) throws -> JSON {
-        let operations: Set<String> = ["find", "count", "get", "create", "update", "delete", "addField",
-                                       "readUserFields", "writeUserFields", "protectedFields", "ACL"]
-        guard case .object(let entries) = value else { throw ParseError(.invalidJSON, "classLevelPermissions must be an object") }
-        for (operation, _) in entries where !operations.contains(operation) {
-            throw ParseError(.invalidJSON, "\(operation) is not a valid operation for class level permissions")
-        }
-        return value
     }
 }

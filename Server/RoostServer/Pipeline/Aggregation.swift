@@ -4,7 +4,7 @@ import RoostCore
 /// objects in their wire form (`objectId` plays MongoDB's `_id`, and a group's key comes back as
 /// `objectId`, as Parse renames it).
 ///
-/// Supported: `$match` (equality, `$eq $ne $gt $gte $lt $lte $in $nin $exists`), `$group` (`_id`
+/// Supported: `$match` (equality, `$eq $ne $gt $gte $lt $lte $in $nin $exists`, `$or $and $nor`), `$group` (`_id`
 /// an expression; `$sum $avg $min $max $first $last $push $addToSet $count`), `$project`, `$sort`,
 /// `$skip`, `$limit`, `$count`, `$unwind`. Others answer 102.
 struct Aggregation {
@@ -90,7 +90,7 @@ struct Aggregation {
         guard case .object(var fields) = specification, let key = fields.removeValue(forKey: "_id") else { return [] }
         var order: [JSON] = [], members: [JSON: [Document]] = [:]
         for document in documents {
-            let value = evaluate(key, in: document)
+            let value = groupKey(evaluate(key, in: document))
             if members[value] == nil { order.append(value) }
             members[value, default: []].append(document)
         }
@@ -103,6 +103,17 @@ struct Aggregation {
                 result[field] = try accumulate(name, argument, over: members[value] ?? [])
             }
             return result
+        }
+    }
+
+    /// As Parse's MongoDB adapter answers a group's key: a Pointer by its objectId (it groups on the stored
+    /// `_p_<field>`), and an empty object, string or array as null.
+    private static func groupKey(_ value: JSON) -> JSON {
+        switch value {
+        case .object(let members) where members.isEmpty: return .null
+        case .string(""), .array([]): return .null
+        case .object(let members) where members["__type"] == "Pointer": return members["objectId"] ?? .null
+        default: return value
         }
     }
 
@@ -196,7 +207,16 @@ struct Aggregation {
     static func matches(_ document: Document, _ condition: JSON) throws -> Bool {
         guard case .object(let fields) = condition else { throw ParseError(.invalidQuery, "$match needs an object.") }
         for (key, expected) in fields {
-            let actual = lookup(key, in: document)
+            if let branches = try logicalBranches(key, expected) {
+                let matched = try branches.map { try matches(document, $0) }
+                switch key {
+                case "$or": if !matched.contains(true) { return false }
+                case "$and": if matched.contains(false) { return false }
+                default: if matched.contains(true) { return false }  // $nor
+                }
+                continue
+            }
+            let actual = matchedValue(key, in: document)
             guard case .object(let operators) = expected, operators.keys.allSatisfy({ $0.hasPrefix("$") }), !operators.isEmpty else {
                 if !equals(actual, expected) { return false }
                 continue
@@ -222,10 +242,32 @@ struct Aggregation {
         return true
     }
 
-    /// MongoDB's equality: an array field matches a value it contains.
+    /// The conditions of `$or`, `$and` and `$nor` (nil for a field name).
+    /// - Throws: `ParseError` 102 when the operator's value is not an array.
+    private static func logicalBranches(_ key: String, _ value: JSON) throws -> [JSON]? {
+        guard key == "$or" || key == "$and" || key == "$nor" else { return nil }
+        guard let branches = value.arrayValue else { throw ParseError(.invalidQuery, "\(key) needs an array.") }
+        return branches
+    }
+
+    /// A field's value as MongoDB holds it for matching: `createdAt` and `updatedAt` are dates there (their wire form
+    /// is a bare string), so a `$match` on them compares with `{"__type": "Date"}` values.
+    private static func matchedValue(_ key: String, in document: Document) -> JSON? {
+        let value = lookup(key, in: document)
+        let dateKeys: Set<String> = ["createdAt", "updatedAt", "_created_at", "_updated_at"]
+        if dateKeys.contains(key) {
+            let stored = key.hasPrefix("_") ? lookup(key == "_created_at" ? "createdAt" : "updatedAt", in: document) : value
+            if case .string(let iso)? = stored { return ["__type": "Date", "iso": .string(iso)] }
+        }
+        return value
+    }
+
+    /// MongoDB's equality: an array field matches a value it contains. A Pointer matches its objectId, as
+    /// Parse's adapter turns `{pointer: "<id>"}` into a match on the stored `_p_pointer`.
     private static func equals(_ actual: JSON?, _ expected: JSON) -> Bool {
         guard let actual else { return expected == .null }
         if actual == expected { return true }
+        if actual["__type"] == "Pointer", case .string = expected { return actual["objectId"] == expected }
         if case .array(let elements) = actual { return elements.contains(expected) }
         return false
     }

@@ -35,6 +35,19 @@ struct FileURLs {
         return .object(members)
     }
 
+    /// `members` with a `url` added to each File among its top-level values that has none: aggregation results,
+    /// whose fields need not be the class's (Parse's `expandFilesInObject` on each result).
+    func expandTopLevel(_ members: [String: JSON]) -> [String: JSON] {
+        var expanded = members
+        for (key, value) in members {
+            guard case .object(var file) = value, file["__type"] == "File", file["url"] == nil,
+                let name = file["name"]?.stringValue else { continue }
+            file["url"] = .string(url(for: name))
+            expanded[key] = .object(file)
+        }
+        return expanded
+    }
+
     /// The File-typed fields of a class.
     static func fields(of schema: ClassSchema) -> [String] {
         schema.fields.compactMap { $0.value == .file ? $0.key : nil }

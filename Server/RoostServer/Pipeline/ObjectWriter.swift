@@ -17,6 +17,7 @@ enum ObjectWriter {
     /// - Parameter rules: a system class's extra checks (`_Role`); ordinary classes have none.
     static func create(_ className: String, body: [String: JSON], context: RequestContext,
                        rules: SaveRules? = nil) throws -> APIResponse {
+        if !context.isMaster { try checkMasterOnlyClass(className, "create") }
         if rules == nil { try checkClientClassName(className) }
         let triggers = try Triggers(className, context: context)
         var body = body
@@ -64,6 +65,7 @@ enum ObjectWriter {
     /// `PUT /classes/<C>/<id>`: 200 `{updatedAt}` plus the results of `Increment`/`Add`/`AddUnique`/`Remove`.
     static func update(_ className: String, objectId: String, body: [String: JSON], context: RequestContext,
                        rules: SaveRules? = nil) throws -> APIResponse {
+        if !context.isMaster { try checkMasterOnlyClass(className, "update") }
         if rules == nil { try checkClientClassName(className) }
         let triggers = try Triggers(className, context: context)
         var body = body
@@ -102,7 +104,12 @@ enum ObjectWriter {
         triggers.afterSave(object.wireJSON(excluding: []), original: original.wireJSON(excluding: []))
         var response: [String: JSON] = ["updatedAt": .string(object.updatedAt.iso)]
         for (key, operation) in changes.operations where operation.echoesResult {
-            response[key] = object.fields[key] ?? .null
+            if nestedFieldName(key) != nil {
+                // `a.b` answers `{"a": {"b": …}}` (Parse's `_expandResultOnKeyPath`).
+                response = expanded(response, path: key.split(separator: ".").map(String.init)[...], from: .object(object.fields))
+            } else {
+                response[key] = object.fields[key] ?? .null
+            }
         }
         echo(changedByTrigger, of: object, into: &response)
         return APIResponse(body: .object(response))
@@ -120,6 +127,16 @@ enum ObjectWriter {
         }
     }
 
+    /// Parse's internal classes (push and job status, hooks, config, idempotency records) are the master key's
+    /// alone; Roost keeps none of them as classes (the master key is told the name is invalid), and refuses clients
+    /// as Parse does (`enforceRoleSecurity`).
+    static func checkMasterOnlyClass(_ className: String, _ operation: String) throws {
+        let masterOnly: Set<String> = ["_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Idempotency"]
+        if masterOnly.contains(className) {
+            throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(operation) operation on the \(className) collection.")
+        }
+    }
+
     /// Step 1: the body's keys and values → operations with their inferred types.
     static func decode(_ body: [String: JSON], isCreate: Bool, allowCustomObjectId: Bool = false) throws -> Changes {
         var changes = Changes()
@@ -128,7 +145,8 @@ enum ObjectWriter {
             case "createdAt", "updatedAt":
                 continue  // Set by the server; Parse ignores client values.
             case "objectId":
-                guard isCreate, value != .null else { continue }  // On update it names the object already; Parse ignores it.
+                // On update it names the object already; Parse ignores it, and a null one unless ids are the client's.
+                guard isCreate, value != .null || allowCustomObjectId else { continue }
                 guard allowCustomObjectId else { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
                 guard let id = value.stringValue, !id.isEmpty else { throw ParseError(.missingObjectId, "objectId must not be empty, null or undefined") }
                 guard id.utf8.count <= 64, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
@@ -142,6 +160,16 @@ enum ObjectWriter {
                 if value != .null { changes.acl = try ACL.validate(value) }
                 continue
             default:
+                if !isCreate, let top = nestedFieldName(key) {
+                    // `a.b` on an update changes a key inside Object field `a`, as Parse's `$set: {"a.b": …}`.
+                    let (operation, _) = try FieldOperation.decode(value)
+                    if case .relation = operation { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
+                    changes.operations[key] = operation
+                    // Parse's `enforceFieldExists`: `a.<digits>` reaches into an Array, anything else into an Object.
+                    let second = key.split(separator: ".")[1]
+                    changes.types[top] = second.allSatisfy({ $0.isASCII && $0.isNumber }) ? .array : .object
+                    continue
+                }
                 guard Names.isValidFieldName(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
             }
             // The JS SDK saves a relation it read back as its value: Parse's `transformUpdate` skips it, and only
@@ -222,8 +250,58 @@ enum ObjectWriter {
         }
         var result = fields
         for (key, operation) in operations {
-            result[key] = try operation.applied(to: fields[key])
+            if let top = nestedFieldName(key) {
+                let path = key.split(separator: ".").dropFirst().map(String.init)
+                result[top] = try applying(operation, at: path[...], in: result[top])
+            } else {
+                result[key] = try operation.applied(to: fields[key])
+            }
         }
         return result
+    }
+
+    /// `target` with the value at `path` of `source` copied in at the same path.
+    private static func expanded(_ target: [String: JSON], path: ArraySlice<String>, from source: JSON?) -> [String: JSON] {
+        var result = target
+        let key = path[path.startIndex]
+        if path.count == 1 {
+            result[key] = source?[key] ?? .null
+        } else {
+            result[key] = .object(expanded(result[key]?.objectValue ?? [:], path: path.dropFirst(), from: source?[key]))
+        }
+        return result
+    }
+
+    /// The Object field a dotted key (`a.b.c`) changes, when every part is non-empty and the first a valid field name.
+    static func nestedFieldName(_ key: String) -> String? {
+        guard key.contains(".") else { return nil }
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+        guard let first = parts.first, Names.isValidFieldName(String(first)), !parts.contains(where: \.isEmpty) else { return nil }
+        return String(first)
+    }
+
+    /// `value` (an Object, an Array indexed by a number, or nothing yet) with the operation applied at `path` inside it;
+    /// an index past the end pads the array with nulls, as MongoDB's update on `items.3` does.
+    private static func applying(_ operation: FieldOperation, at path: ArraySlice<String>, in value: JSON?) throws -> JSON? {
+        let key = path[path.startIndex]
+        if case .array(var elements)? = value, let index = Int(key), key.allSatisfy({ $0.isASCII && $0.isNumber }), index < 100_000 {
+            while elements.count <= index { elements.append(.null) }
+            let changed = path.count == 1
+                ? try operation.applied(to: elements[index]) : try applying(operation, at: path.dropFirst(), in: elements[index])
+            elements[index] = changed ?? .null
+            return .array(elements)
+        }
+        var members: [String: JSON]
+        switch value {
+        case nil, .null?: members = [:]
+        case .object(let existing)?: members = existing
+        default: throw ParseError(.incorrectType, "Cannot change a key inside a field that is not an object.")
+        }
+        if path.count == 1 {
+            members[key] = try operation.applied(to: members[key])
+        } else {
+            members[key] = try applying(operation, at: path.dropFirst(), in: members[key])
+        }
+        return .object(members)
     }
 }

@@ -16,6 +16,8 @@ struct QueryOptions {
     var includeKeys: [String: Set<String>] = [:]
     /// `redirectClassNameForKey`: query the target class of this relation field instead of the class named.
     var redirectKey: String?
+    /// `explain`: answer the database's query plan instead of the results (master key only).
+    var explain = false
 
     static let findParameters: Set<String> = [
         "where", "order", "limit", "skip", "count", "keys", "excludeKeys", "include", "includeAll",
@@ -88,6 +90,7 @@ struct QueryOptions {
                     return parts
                 }
             case "includeAll": if isTruthy(value) { options.include.append(["*"]) }
+            case "explain": options.explain = try explainRequested(value)
             default: continue  // Accepted for compatibility; no effect on this storage engine.
             }
         }
@@ -135,6 +138,17 @@ struct QueryOptions {
             throw ParseError(.invalidQuery, "\(name) must be a non-negative number")
         }
         return Int(number)
+    }
+
+    /// `true` or one of MongoDB's verbosities (all answer SQLite's one plan); false and empty ask for nothing.
+    /// - Throws: `ParseError` 102 `Invalid value for explain`, as Parse Server answers other values.
+    private static func explainRequested(_ value: JSON) throws -> Bool {
+        switch value {
+        case .bool(let flag): return flag
+        case .string(""): return false
+        case .string("true"), .string("queryPlanner"), .string("executionStats"), .string("allPlansExecution"): return true
+        default: throw ParseError(.invalidQuery, "Invalid value for explain")
+        }
     }
 
     private static func isTruthy(_ value: JSON) -> Bool {

@@ -1,0 +1,153 @@
+import Foundation
+import RoostCore
+import Testing
+
+/// Parse Server's spec/rest.spec.js (`rest.create`/`rest.update` seen through REST).
+@Suite struct RestSpecTests {
+    // spec: rest.spec.js: handles _id
+    // spec: rest.spec.js: handles array, object, date
+    // spec: rest.spec.js: handles object and subdocument
+    // spec: rest.spec.js: stores pointers
+    // spec: rest.spec.js: stores pointers to objectIds larger than 10 characters
+    // spec: rest.spec.js: cannot set objectId
+    // spec: rest.spec.js: cannot set id
+    // spec: rest.spec.js: ignores createdAt
+    @Test func createsAndUpdates() async throws {
+        let server = try TestServer()
+        let foo = try await server.create("Foo", [:])
+        #expect(foo.count == 10)
+        let stored = try await server.fetch("Foo", foo)
+        #expect(stored["objectId"] == .string(foo))
+        #expect(stored["_id"] == nil)
+
+        let when = "2026-11-25T12:34:56.789Z"
+        let mixed = try await server.create("MyClass", ["array": [1, 2, 3], "object": ["foo": "bar"], "date": date(when)])
+        let fetched = try await server.fetch("MyClass", mixed)
+        #expect(fetched["array"] == [1, 2, 3])
+        #expect(fetched["object"] == ["foo": "bar"])
+        #expect(fetched["date"] == date(when))
+
+        let sub = try await server.create("Sub", ["subdoc": ["foo": "bar", "wu": "tan"]])
+        #expect(try await server.request("PUT", "/classes/Sub/\(sub)", json: ["subdoc.wu": "clan"]).status == 200)
+        #expect(try await server.fetch("Sub", sub)["subdoc"] == ["foo": "bar", "wu": "clan"])
+
+        for target in ["qwerty1234", "49F62F92-9B56-46E7-A3D4-BBD14C52F666"] {
+            let link = pointer("JustThePointer", target)
+            let id = try await server.create("APointerDarkly", ["foo": "bar", "aPointer": link])
+            let object = try await server.fetch("APointerDarkly", id)
+            #expect(object["aPointer"] == link)
+            #expect(object["_p_aPointer"] == nil)
+        }
+
+        for field in ["objectId", "id"] {
+            let refused = try await server.request("POST", "/classes/TestObject", json: ["foo": "bar", .init(stringLiteral: field): "hello"],
+                                                   headers: ["X-Parse-REST-API-Key": "rest"])
+            expectError(refused, 105, "\(field) is an invalid field name.")
+        }
+
+        let createdAt = stored["createdAt"]
+        let ignored = try await server.request("PUT", "/classes/Foo/\(foo)", json: ["createdAt": date("1970-01-01T00:00:00.000Z")])
+        #expect(ignored.status == 200, "\(ignored.text)")
+        #expect(try await server.fetch("Foo", foo)["createdAt"] == createdAt)
+    }
+
+    // spec: rest.spec.js: should use objectId from client when allowCustomObjectId true
+    // spec: rest.spec.js: should throw on invalid objectId when allowCustomObjectId true
+    // spec: rest.spec.js: should generate objectId when not set by client with allowCustomObjectId true
+    @Test func customObjectIds() async throws {
+        let server = try TestServer(arguments: ["--allow-custom-object-id"])
+        let customId = "\(Int(Date().timeIntervalSince1970 * 1000))"
+        let created = try await server.request("POST", "/classes/MyClass", json: ["objectId": .string(customId)])
+        #expect(created.status == 201)
+        #expect(created.json["objectId"] == .string(customId))
+        for empty: JSON in ["", nil] {
+            expectError(try await server.request("POST", "/classes/MyClass", json: ["objectId": empty]), 104,
+                        "objectId must not be empty, null or undefined")
+        }
+        let generated = try await server.request("POST", "/classes/MyClass", json: [:])
+        #expect(generated.status == 201)
+        #expect(generated.json["objectId"]?.stringValue?.isEmpty == false)
+    }
+
+    // spec: rest.spec.js: handles create on non-existent class when disabled client class creation
+    // spec: rest.spec.js: handles create on existent class when disabled client class creation
+    @Test func clientClassCreationDisabled() async throws {
+        let server = try TestServer(arguments: ["--no-allow-client-class-creation"])
+        expectError(try await server.request("POST", "/classes/ClientClassCreation", json: [:]), 119,
+                    "This user is not allowed to access non-existent class: ClientClassCreation")
+        #expect(try await server.request("POST", "/schemas/ClientClassCreation", json: [:], master: true).status == 200)
+        #expect(try await server.request("POST", "/classes/ClientClassCreation", json: [:]).status == 201)
+    }
+
+    // spec: rest.spec.js: handles user signup
+    // spec: rest.spec.js: handles anonymous user signup
+    // spec: rest.spec.js: handles anonymous user signup and upgrade to new user
+    // spec: rest.spec.js: test default session length
+    @Test func signUps() async throws {
+        let server = try TestServer(arguments: fastHashing)
+        let started = Date()
+        let user = try await server.request("POST", "/users", json: ["username": "asdf", "password": "zxcv", "foo": "bar"])
+        #expect(user.status == 201)
+        #expect(user.json.objectValue?.keys.sorted() == ["createdAt", "objectId", "sessionToken"])
+        let token = try #require(user.json["sessionToken"]?.stringValue)
+        let session = try await server.request("GET", "/sessions/me", headers: ["X-Parse-Session-Token": token])
+        let expires = try #require(session.json["expiresAt"]?["iso"]?.stringValue)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let expiry = try #require(formatter.date(from: expires))
+        #expect(abs(expiry.timeIntervalSince(started) - 365 * 86_400) < 60)
+
+        var usernames: [String] = []
+        for anonymousId in ["00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"] {
+            let body: JSON = ["authData": ["anonymous": ["id": .string(anonymousId)]]]
+            let first = try await server.request("POST", "/users", json: body)
+            #expect(first.status == 201)
+            #expect(first.json["objectId"]?.stringValue != nil && first.json["createdAt"]?.stringValue != nil)
+            #expect(first.json["sessionToken"]?.stringValue != nil && first.json["username"]?.stringValue != nil)
+            let again = try await server.request("POST", "/users", json: body)
+            #expect(again.status == 200)
+            #expect(again.json["objectId"] == first.json["objectId"])
+            #expect(again.json["createdAt"]?.stringValue != nil && again.json["updatedAt"]?.stringValue != nil)
+            usernames.append(again.json["username"]?.stringValue ?? "")
+        }
+        #expect(usernames[0] != usernames[1])
+
+        let anonymous = try await server.request("POST", "/users", json: ["authData": ["anonymous": ["id": "00000000-0000-0000-0000-000000000003"]]])
+        let id = try #require(anonymous.json["objectId"]?.stringValue)
+        let upgrade = try await server.request("PUT", "/users/\(id)", json: ["authData": ["anonymous": nil], "username": "hello", "password": "world"],
+                                               headers: ["X-Parse-Session-Token": anonymous.json["sessionToken"]?.stringValue ?? ""])
+        #expect(upgrade.status == 200, "\(upgrade.text)")
+        let login = try await server.request("POST", "/login", json: ["username": "hello", "password": "world"])
+        #expect(login.json["objectId"] == .string(id))
+        #expect(login.json["username"] == "hello")
+    }
+
+    // spec: rest.spec.js: locks down session
+    // spec: rest.spec.js: sets current user in new sessions
+    @Test func sessionsStayTheirUsers() async throws {
+        let server = try TestServer(arguments: fastHashing)
+        let foo = try await server.request("POST", "/users", json: ["username": "foo", "password": "bar"])
+        let fooId = try #require(foo.json["objectId"]?.stringValue)
+        let headers = ["X-Parse-REST-API-Key": "rest", "X-Parse-Session-Token": foo.json["sessionToken"]?.stringValue ?? ""]
+        let sessionId = try #require(try await server.request("GET", "/sessions/me", headers: headers).json["objectId"]?.stringValue)
+        for body: JSON in [["installationId": "yolo"], ["sessionToken": "yolo"]] {
+            expectError(try await server.request("PUT", "/sessions/\(sessionId)", json: body, headers: headers), 105)
+        }
+        let other = try await server.request("POST", "/users", json: ["username": "other", "password": "user"])
+        let otherId = try #require(other.json["objectId"]?.stringValue)
+        expectError(try await server.request("PUT", "/sessions/\(sessionId)", json: ["user": pointer("_User", otherId)], headers: headers), 105)
+        let same = try await server.request("PUT", "/sessions/\(sessionId)", json: ["user": pointer("_User", fooId)], headers: headers)
+        #expect(same.status == 200, "\(same.text)")
+
+        let created = try await server.request("POST", "/sessions", json: ["user": pointer("_User", "fakeId")], headers: headers)
+        #expect(created.status == 201, "\(created.text)")
+        #expect(created.json["user"]?["objectId"] == .string(fooId))
+    }
+
+    // spec: rest.spec.js: cannot create object in volatileClasses if not masterKey
+    @Test func volatileClassesAreRefused() async throws {
+        let server = try TestServer()
+        let refused = try await server.request("POST", "/classes/_PushStatus", json: [:])
+        #expect(refused.code == 119, "\(refused.text)")
+    }
+}

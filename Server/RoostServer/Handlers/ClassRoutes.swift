@@ -91,6 +91,7 @@ enum ClassRoutes {
             try restrict(&options, access, in: schema)
             let protected = ClassPermissions.protectedFields(schema, context: context)
             options.keepRelationMarkers(of: schema)
+            options.keepFieldsIncludedByAll(of: schema)
             guard className == UserStore.className else {
                 options.excludeKeys.formUnion(protected)
                 return try answer(options, in: schema, context: context, db: db)
@@ -141,7 +142,8 @@ enum ClassRoutes {
             results = try results.map { try urls.expand($0, fields: fileFields) }
         }
         if !options.include.isEmpty {
-            results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)
+            results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys,
+                                                                         excluded: options.includeExcludedKeys)
         }
         body["results"] = .array(results)
         if options.wantsCount {
@@ -172,12 +174,14 @@ enum ClassRoutes {
             let grant = try ClassPermissions.check(.get, schema, context: context)
             let protected = ClassPermissions.protectedFields(schema, context: context)
             options.keepRelationMarkers(of: schema)
+            options.keepFieldsIncludedByAll(of: schema)
             options.excludeKeys.formUnion(hiddenKeys(of: objectId, className: className, protected: protected, context: context))
             guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
             if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }
             let object = try FileURLs(context: context).expand(try options.render(row), fields: FileURLs.fields(of: schema))
             if options.include.isEmpty { return object }
-            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys).first
+            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys,
+                                                                         excluded: options.includeExcludedKeys).first
         }
         guard let object else { throw ObjectWriter.objectNotFound }
         return APIResponse(body: object)

@@ -14,6 +14,8 @@ struct QueryOptions {
     var include: [[String]] = []
     /// For `keys=post.title`: per include path, the fields to keep of the included objects.
     var includeKeys: [String: Set<String>] = [:]
+    /// For `excludeKeys=post.title`: per include path, the fields to leave out of the included objects.
+    var includeExcludedKeys: [String: Set<String>] = [:]
     /// `redirectClassNameForKey`: query the target class of this relation field instead of the class named.
     var redirectKey: String?
 
@@ -75,7 +77,17 @@ struct QueryOptions {
                     }
                 }
                 options.keys = selected
-            case "excludeKeys": options.excludeKeys = Set(try list(value, name))
+            case "excludeKeys":
+                // `a.b` includes `a` and leaves `b` out of it, as Parse does.
+                for path in try list(value, name) {
+                    let parts = path.split(separator: ".").map(String.init)
+                    guard parts.count > 1 else {
+                        options.excludeKeys.insert(path)
+                        continue
+                    }
+                    options.include.append(Array(parts.dropLast()))
+                    options.includeExcludedKeys[parts.dropLast().joined(separator: "."), default: []].insert(parts[parts.count - 1])
+                }
             case "redirectClassNameForKey":
                 guard case .string(let key) = value else { throw ParseError(.invalidQuery, "redirectClassNameForKey must be a string") }
                 options.redirectKey = key
@@ -107,6 +119,15 @@ struct QueryOptions {
         guard !relations.isEmpty else { return }
         keys?.formUnion(relations)
         excludeKeys.subtract(relations)
+    }
+
+    /// With `includeAll` (or `include=*`), Parse adds every Pointer and Array field to `keys`, so `keys` with
+    /// nested paths still answers the other included objects.
+    mutating func keepFieldsIncludedByAll(of schema: ClassSchema) {
+        guard keys != nil, include.contains(["*"]) else { return }
+        for (name, type) in schema.fields {
+            if case .pointer = type { keys?.insert(name) } else if type == .array { keys?.insert(name) }
+        }
     }
 
     /// One result as the client asked for it: the stored text as is, or decoded to apply `keys`/`excludeKeys`.

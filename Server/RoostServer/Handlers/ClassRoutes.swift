@@ -119,10 +119,11 @@ enum ClassRoutes {
     }
 
     /// Runs a prepared query on `schema` (also a view, as for sessions): each row rendered (by default as
-    /// `options` ask), includes resolved, the count when asked. `--max-limit` applies here.
+    /// `options` ask), includes resolved, the count when asked. `--default-limit` and `--max-limit` apply here.
     static func answer(_ options: QueryOptions, in schema: ClassSchema, context: RequestContext, db: some SQLQuerying,
                        render: ((StoredRow) throws -> JSON)? = nil) throws -> APIResponse {
         var options = options
+        if !options.namesLimit { options.find.limit = context.config.defaultLimit }
         if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
         var body: [String: JSON] = [:]
         let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []

@@ -4,6 +4,8 @@ import RoostCore
 struct QueryOptions {
     var find = FindQuery()
     var wantsCount = false
+    /// The query named its `limit` (else `--default-limit` applies).
+    var namesLimit = false
     /// The count's constraint when it differs from the results' (the `count` permission's `pointerFields`).
     var countConstraint: QueryConstraint?
     /// `where` is exactly `{"objectId": "<id>"}`: Parse runs such a query as a `get`.
@@ -60,7 +62,9 @@ struct QueryOptions {
                     guard QueryConstraint.isQueryableKey(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
                     return SortKey(key: key, descending: descending)
                 }
-            case "limit": options.find.limit = try integer(value, name)
+            case "limit":
+                options.find.limit = try integer(value, name)
+                options.namesLimit = true
             case "skip": options.find.skip = try integer(value, name)
             case "count": options.wantsCount = isTruthy(value)
             case "keys":

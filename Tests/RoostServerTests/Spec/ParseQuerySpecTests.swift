@@ -78,6 +78,19 @@ import Testing
         #expect(try await s.names("TestObject", where: ["sender.group": ["$in": [1]]]) == ["n1", "n2"])
     }
 
+    // spec: ParseQuery.spec.js: query without limit respects default limit
+    // spec: ParseQuery.spec.js: query with limit overrides default limit
+    @Test func defaultLimit() async throws {
+        let one = try TestServer(arguments: ["--default-limit", "1"])
+        _ = try await one.createAll("TestObject", [["foo": "baz"], ["foo": "qux"]])
+        #expect(try await one.queryResults("TestObject").count == 1)
+        #expect(try await one.queryResults("TestObject", ["limit": 2]).count == 2)
+        let two = try TestServer(environment: ["ROOST_DEFAULT_LIMIT": "2"])
+        _ = try await two.createAll("TestObject", [["foo": "baz"], ["foo": "qux"], ["foo": "quux"]])
+        #expect(try await two.queryResults("TestObject").count == 2)
+        #expect(try await two.queryResults("TestObject", ["limit": 1]).count == 1)
+    }
+
     // spec: ParseQuery.spec.js: query with limit equal to maxlimit
     // spec: ParseQuery.spec.js: query with limit exceeding maxlimit
     @Test func maxLimit() async throws {

@@ -33,6 +33,8 @@ public struct ServerConfig: Sendable {
     public var enableAnonymousUsers = true
     /// The largest `limit` a query may ask for (larger ones are clamped, as Parse's `maxLimit`); nil for none.
     public var maxLimit: Int?
+    /// The `limit` of a query that names none (Parse's `defaultLimit`).
+    public var defaultLimit = 100
     /// How long `X-Parse-Request-Id` replies are kept (7 days by default).
     public var idempotencyTTLSeconds = 7 * 24 * 3600
     /// Whether creates may carry their own `objectId` (Parse's `allowCustomObjectId`).

@@ -45,6 +45,7 @@ struct Serve: ParsableCommand {
     var pinThreads: Bool?
     @Option(help: "Key sent to webhooks as X-Parse-Webhook-Key (env ROOST_WEBHOOK_KEY).") var webhookKey: String?
     @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
+    @Option(help: "Results of a query that names no limit (env ROOST_DEFAULT_LIMIT, default 100).") var defaultLimit: Int?
     @Option(help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
     var idempotencyTtl: Int?
     @Flag(inversion: .prefixedNo, help: "Let creates carry their own objectId (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default off).")
@@ -93,6 +94,7 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(threads, "threads", in: 1...1024) { config.threads = value }
         if let value = try settings.boolean(pinThreads, "pin-threads") { config.pinThreads = value }
         if let value = try settings.integer(maxLimit, "max-limit", in: positive) { config.maxLimit = value }
+        if let value = try settings.integer(defaultLimit, "default-limit", in: positive) { config.defaultLimit = value }
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
         if let value = try settings.integer(sessionLength, "session-length", in: positive) { config.sessionLengthSeconds = value }

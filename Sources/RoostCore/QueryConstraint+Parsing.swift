@@ -19,7 +19,12 @@ extension QueryConstraint {
             let value = members[key]!
             switch key {
             case "$or", "$and", "$nor":
-                guard let clauses = value.arrayValue, !clauses.isEmpty else {
+                guard let clauses = value.arrayValue else {
+                    // Parse's words: `$nor` says "of at least 1 value" whatever its fault.
+                    let needs = key == "$nor" ? "an array of at least 1 value" : "an array value"
+                    throw ParseError(.invalidQuery, "Bad \(key) format - use \(needs).")
+                }
+                guard !clauses.isEmpty else {
                     throw ParseError(.invalidQuery, "Bad \(key) format - use an array of at least 1 value.")
                 }
                 let parsed = try clauses.map { try parseClause($0, depth: depth) }
@@ -57,28 +62,44 @@ extension QueryConstraint {
 
     private static func parseOperator(_ op: String, _ operand: JSON, _ members: [String: JSON], depth: Int) throws -> FieldCondition {
         switch op {
-        case "$eq": return .equalTo(try constraintValue(operand))
-        case "$ne": return .notEqualTo(try constraintValue(operand))
-        case "$lt": return .lessThan(try constraintValue(operand))
-        case "$lte": return .lessThanOrEqualTo(try constraintValue(operand))
-        case "$gt": return .greaterThan(try constraintValue(operand))
-        case "$gte": return .greaterThanOrEqualTo(try constraintValue(operand))
-        case "$all" where operand.arrayValue?.first?["$regex"] != nil:
-            guard operand.arrayValue!.count <= maximumListValues else {
+        case "$eq": return .equalTo(try comparedValue(operand))
+        case "$ne": return .notEqualTo(try comparedValue(operand))
+        case "$lt": return .lessThan(try comparedValue(operand))
+        case "$lte": return .lessThanOrEqualTo(try comparedValue(operand))
+        case "$gt": return .greaterThan(try comparedValue(operand))
+        case "$gte": return .greaterThanOrEqualTo(try comparedValue(operand))
+        case "$all" where operand.arrayValue?.contains(where: { $0["$regex"] != nil }) == true:
+            let elements = operand.arrayValue!
+            guard elements.count <= maximumListValues else {
                 throw ParseError(.invalidQuery, "$all takes at most \(maximumListValues) values.")
             }
-            // The JS SDK's containsAllStartingWith: every regex must match some element.
-            let regexes = try operand.arrayValue!.map { element -> FieldCondition in
-                guard let pattern = element["$regex"]?.stringValue else { throw ParseError(.invalidJSON, "bad $all value") }
-                return .matchesRegex(pattern, options: element["$options"]?.stringValue ?? "")
+            // Parse's check, made for the JS SDK's containsAllStartingWith (`^\Q…\E` regexes): one regex must be
+            // such a prefix, and several must all be or all not be.
+            let prefixes = elements.map(isStartsWithRegex)
+            guard elements.count == 1 ? prefixes[0] : prefixes.allSatisfy({ $0 == prefixes[0] }) else {
+                let listed = elements.map { $0["$regex"].map { "/\(JavaScriptString.of($0))/" } ?? JavaScriptString.of($0) }
+                throw ParseError(.invalidJSON, "All $all values must be of regex type or none: " + listed.joined(separator: ","))
             }
-            return .containsAllMatching(regexes)
+            // Every regex must match some element, and every plain value be one.
+            let conditions = try elements.map { element -> FieldCondition in
+                guard let regex = element["$regex"] else { return .equalTo(try constraintValue(element)) }
+                return .matchesRegex(JavaScriptString.of(regex), options: element["$options"]?.stringValue ?? "")
+            }
+            return .containsAllMatching(conditions)
         case "$in", "$nin", "$all", "$containedBy":
-            guard let values = operand.arrayValue else { throw ParseError(.invalidJSON, "bad \(op) value") }
-            guard values.count <= maximumListValues else {
+            guard let values = operand.arrayValue else {
+                throw ParseError(.invalidJSON, op == "$containedBy" ? "bad $containedBy: should be an array" : "bad \(op) value")
+            }
+            // Parse spreads the arrays in an `$in`/`$nin` list into their elements.
+            let listed = op == "$in" || op == "$nin" ? values.flatMap { $0.arrayValue ?? [$0] } : values
+            guard listed.count <= maximumListValues else {
                 throw ParseError(.invalidQuery, "\(op) takes at most \(maximumListValues) values.")
             }
-            let parsed = try values.map { try constraintValue($0) }
+            // An `$all` element like `{"$unknown": …}` is kept as it is: no stored value equals it (MongoDB finds none).
+            let parsed = try listed.map { value in
+                if op == "$all", case .object(let members) = value, members.keys.contains(where: { $0.hasPrefix("$") }) { return value }
+                return try constraintValue(value)
+            }
             switch op {
             case "$in": return .containedIn(parsed)
             case "$nin": return .notContainedIn(parsed)
@@ -86,10 +107,13 @@ extension QueryConstraint {
             default: return .containedBy(parsed)
             }
         case "$exists":
+            if RelativeTime.operand(operand) != nil {
+                throw ParseError(.invalidJSON, RelativeTime.onlyComparisons)
+            }
             guard let flag = operand.boolValue else { throw ParseError(.invalidJSON, "bad $exists value") }
             return .exists(flag)
         case "$regex":
-            guard let pattern = operand.stringValue else { throw ParseError(.invalidQuery, "bad regex") }
+            guard let pattern = operand.stringValue else { throw ParseError(.invalidJSON, "bad regex: " + JavaScriptString.of(operand)) }
             let options = members["$options"]?.stringValue ?? ""
             guard options.allSatisfy({ "imxs".contains($0) }) else {
                 throw ParseError(.invalidQuery, "Bad $options value for query: \(options)")
@@ -110,7 +134,7 @@ extension QueryConstraint {
             let point = try geoPoint(operand, op)
             return .nearSphere(point, maxDistance: try maxDistance(members))
         case "$within":
-            guard let box = operand["$box"]?.arrayValue, box.count == 2 else { throw ParseError(.invalidJSON, "bad $within $box value") }
+            guard let box = operand["$box"]?.arrayValue, box.count == 2 else { throw ParseError(.invalidJSON, "malformatted $within arg") }
             let first = try geoPoint(box[0], "$box"), second = try geoPoint(box[1], "$box")
             // Any two opposite corners, as MongoDB and Postgres take them (the REST guide's example
             // gives the northern corner first).
@@ -119,12 +143,20 @@ extension QueryConstraint {
                 northEast: GeoPoint(latitude: max(first.latitude, second.latitude), longitude: max(first.longitude, second.longitude)))
         case "$geoWithin":
             if let polygon = operand["$polygon"] {
-                let points = try polygonPoints(polygon)
-                guard points.count >= 3 else { throw ParseError(.invalidJSON, "bad $geoWithin value; Polygon must have at least 3 values") }
-                return .withinPolygon(points)
+                return .withinPolygon(try polygonPoints(polygon))
             }
-            if let sphere = operand["$centerSphere"]?.arrayValue, sphere.count == 2, let radius = sphere[1].numberValue, radius >= 0 {
-                return .withinCenterSphere(try geoPoint(sphere[0], "$centerSphere"), radius: radius)
+            if let sphere = operand["$centerSphere"] {
+                guard let parts = sphere.arrayValue, parts.count >= 2 else {
+                    throw ParseError(.invalidJSON, "bad $geoWithin value; $centerSphere should be an array of Parse.GeoPoint and distance")
+                }
+                guard parts[0].arrayValue?.count == 2 || parts[0]["__type"]?.stringValue == "GeoPoint" else {
+                    throw ParseError(.invalidJSON, "bad $geoWithin value; $centerSphere geo point invalid")
+                }
+                let center = try geoPoint(parts[0], "$centerSphere")
+                guard let radius = parts[1].numberValue, radius >= 0 else {
+                    throw ParseError(.invalidJSON, "bad $geoWithin value; $centerSphere distance invalid")
+                }
+                return .withinCenterSphere(center, radius: radius)
             }
             throw ParseError(.invalidJSON, "bad $geoWithin value")
         default:
@@ -169,17 +201,30 @@ extension QueryConstraint {
         return point
     }
 
-    /// GeoPoints, or a Polygon's `[lat, lng]` pairs.
+    /// GeoPoints, or a Polygon's `[lat, lng]` pairs; at least three, with Parse's messages.
     private static func polygonPoints(_ json: JSON) throws -> [GeoPoint] {
-        if json["__type"]?.stringValue == "Polygon", let pairs = json["coordinates"]?.arrayValue {
+        if json["__type"]?.stringValue == "Polygon" {
+            guard let pairs = json["coordinates"]?.arrayValue, pairs.count >= 3 else {
+                throw ParseError(.invalidJSON, "bad $geoWithin value; Polygon.coordinates should contain at least 3 lon/lat pairs")
+            }
             return try pairs.map { pair in
                 guard let values = pair.arrayValue, values.count == 2, let lat = values[0].numberValue, let lng = values[1].numberValue
-                else { throw ParseError(.invalidJSON, "bad $polygon value") }
+                else { throw ParseError(.invalidJSON, "bad $geoWithin value") }
                 return try checked(GeoPoint(latitude: lat, longitude: lng), "$polygon")
             }
         }
-        guard let points = json.arrayValue else { throw ParseError(.invalidJSON, "bad $geoWithin $polygon value") }
-        return try points.map { try geoPoint($0, "$polygon") }
+        guard let points = json.arrayValue else {
+            throw ParseError(.invalidJSON, "bad $geoWithin value; $polygon should be Polygon object or Array of Parse.GeoPoint's")
+        }
+        guard points.count >= 3 else {
+            throw ParseError(.invalidJSON, "bad $geoWithin value; $polygon should contain at least 3 GeoPoints")
+        }
+        return try points.map { point in
+            guard point.arrayValue?.count == 2 || point["__type"]?.stringValue == "GeoPoint" else {
+                throw ParseError(.invalidJSON, "bad $geoWithin value")
+            }
+            return try geoPoint(point, "$polygon")
+        }
     }
 
     /// `$maxDistance` (radians) or its `InRadians`/`InKilometers`/`InMiles` forms, as radians.
@@ -199,9 +244,31 @@ extension QueryConstraint {
         try WireValue.validate(value).1
     }
 
-    /// A field name, a dot path of field names, or one of the built-in keys.
+    /// The operand of `$lt`, `$lte`, `$gt`, `$gte`, `$eq` or `$ne`. A `{"$relativeTime": …}` stays as it is: the
+    /// compiler checks it against the field's type and resolves it against the clock, as Parse does.
+    private static func comparedValue(_ value: JSON) throws -> JSON {
+        if let relative = RelativeTime.operand(value) { return ["$relativeTime": relative] }
+        return try constraintValue(value)
+    }
+
+    /// `{"$regex": "^\\Q…\\E"}`, a regex as containsAllStartingWith writes it.
+    private static func isStartsWithRegex(_ element: JSON) -> Bool {
+        guard let regex = element["$regex"] else { return false }
+        let pattern = JavaScriptString.of(regex)
+        return pattern.hasPrefix("^\\Q") && pattern.hasSuffix("\\E")
+    }
+
+    /// A field name, a dot path into it, or one of the built-in keys. After the field name, a path's parts
+    /// may be array indexes or any word of letters, digits and `_` (Parse's key check is
+    /// `^[a-zA-Z][a-zA-Z0-9_.]*$`).
     public static func isQueryableKey(_ key: String) -> Bool {
         if key == "objectId" || key == "createdAt" || key == "updatedAt" { return true }
-        return key.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { Names.isValidIdentifier(String($0)) }
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+        return Names.isValidIdentifier(String(parts[0])) && parts.dropFirst().allSatisfy(isPathPart)
+    }
+
+    private static func isPathPart(_ part: Substring) -> Bool {
+        !part.isEmpty && part.utf8.count <= 128
+            && part.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 95 }
     }
 }

@@ -71,7 +71,7 @@ public enum FieldCondition: Equatable, Sendable {
     case containsAll([JSON])
     /// An array field whose elements are all among the values.
     case containedBy([JSON])
-    /// An array field with, for each regex, an element matching it (`$all` of `$regex`).
+    /// An array field with, for each regex, an element matching it, and every plain value (`$all` with `$regex`es).
     indirect case containsAllMatching([FieldCondition])
     /// A string matching a regular expression; options from `i`, `m`, `x`, `s`.
     case matchesRegex(String, options: String)

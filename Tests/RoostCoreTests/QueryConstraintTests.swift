@@ -105,6 +105,8 @@ import Testing
     @Test(arguments: [
         ("name", true), ("a_b9", true), ("a.b.c", true), ("objectId", true), ("createdAt", true), ("updatedAt", true),
         ("1a", false), ("a.", false), ("", false), ("a-b", false), ("$or", false), ("_rperm", false),
+        // Parse's key check is `^[a-zA-Z][a-zA-Z0-9_.]*$`: array indexes and other words after the field name.
+        ("items.1.value", true), ("items.0", true), ("a.1b", true), ("a._x", true), ("a..b", false), ("1.a", false), ("a.b-c", false),
     ] as [(String, Bool)])
     func queryableKeys(key: String, valid: Bool) {
         #expect(QueryConstraint.isQueryableKey(key) == valid)

@@ -56,6 +56,8 @@ import Testing
         (["--port", "70000"], [:], "--port"),
         (["--session-length", "0"], [:], "--session-length"),
         (["--log-level", "loud"], [:], "--log-level"),
+        (["--default-limit", "0"], [:], "--default-limit"),
+        ([], ["ROOST_DEFAULT_LIMIT": "-1"], "ROOST_DEFAULT_LIMIT"),
         ([], ["ROOST_PORT": "abc"], "ROOST_PORT"),
         ([], ["ROOST_THREADS": "-3"], "ROOST_THREADS"),
         ([], ["ROOST_PIN_THREADS": "maybe"], "ROOST_PIN_THREADS"),

@@ -3,7 +3,8 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The path without the query string, still percent-encoded.
     public var path: String
-    /// The query string's parameters, form-decoded (`+` is a space); the last value wins.
+    /// The query string's parameters, form-decoded (`+` is a space). A repeated parameter (`keys=a&keys=b`, or
+    /// `keys[]=a&keys[]=b`) has its values joined by commas, as Express's list becomes text in Parse (`String(array)`).
     public var query: [String: String]
     /// Header names are lowercased.
     public var headers: [String: String]
@@ -34,8 +35,10 @@ public struct HTTPRequest: Sendable {
             var query: [String: String] = [:]
             for pair in bytes[(mark + 1)...].split(separator: UInt8(ascii: "&")) {
                 let equals = pair.firstIndex(of: UInt8(ascii: "="))
-                let key = percentDecode(bytes: pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
-                query[key] = equals.map { percentDecode(bytes: pair[($0 + 1)...], plusIsSpace: true) } ?? ""
+                var key = percentDecode(bytes: pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
+                if key.count > 2, key.hasSuffix("[]") { key.removeLast(2) }  // qs's list form.
+                let value = equals.map { percentDecode(bytes: pair[($0 + 1)...], plusIsSpace: true) } ?? ""
+                if let earlier = query[key] { query[key] = earlier + "," + value } else { query[key] = value }
             }
             return (String(decoding: bytes[..<mark], as: UTF8.self), query)
         }

@@ -93,6 +93,7 @@ enum ClassRoutes {
             if options.explain { return try QueryExplanation.answer(options.find, in: schema, db: db) }
             let protected = ClassPermissions.protectedFields(schema, context: context)
             options.keepRelationMarkers(of: schema)
+            options.keepFieldsIncludedByAll(of: schema)
             guard className == UserStore.className else {
                 options.excludeKeys.formUnion(protected)
                 return try answer(options, in: schema, context: context, db: db)
@@ -120,10 +121,11 @@ enum ClassRoutes {
     }
 
     /// Runs a prepared query on `schema` (also a view, as for sessions): each row rendered (by default as
-    /// `options` ask), includes resolved, the count when asked. `--max-limit` applies here.
+    /// `options` ask), includes resolved, the count when asked. `--default-limit` and `--max-limit` apply here.
     static func answer(_ options: QueryOptions, in schema: ClassSchema, context: RequestContext, db: some SQLQuerying,
                        render: ((StoredRow) throws -> JSON)? = nil) throws -> APIResponse {
         var options = options
+        if !options.namesLimit { options.find.limit = context.config.defaultLimit }
         if let maxLimit = context.config.maxLimit { options.find.limit = min(options.find.limit, maxLimit) }
         var body: [String: JSON] = [:]
         let rows = options.find.limit > 0 ? try ObjectStore.find(options.find, in: schema, in: db) : []
@@ -143,7 +145,8 @@ enum ClassRoutes {
             results = try results.map { try urls.expand($0, fields: fileFields) }
         }
         if !options.include.isEmpty {
-            results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys)
+            results = try IncludeResolver(context: context, db: db).resolve(results, schema: schema, paths: options.include, keys: options.includeKeys,
+                                                                         excluded: options.includeExcludedKeys)
         }
         body["results"] = .array(results)
         if options.wantsCount {
@@ -174,12 +177,14 @@ enum ClassRoutes {
             let grant = try ClassPermissions.check(.get, schema, context: context)
             let protected = ClassPermissions.protectedFields(schema, context: context)
             options.keepRelationMarkers(of: schema)
+            options.keepFieldsIncludedByAll(of: schema)
             options.excludeKeys.formUnion(hiddenKeys(of: objectId, className: className, protected: protected, context: context))
             guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
             if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }
             let object = try FileURLs(context: context).expand(try options.render(row), fields: FileURLs.fields(of: schema))
             if options.include.isEmpty { return object }
-            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys).first
+            return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys,
+                                                                         excluded: options.includeExcludedKeys).first
         }
         guard let object else { throw ObjectWriter.objectNotFound }
         return APIResponse(body: object)

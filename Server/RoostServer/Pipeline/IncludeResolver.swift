@@ -13,6 +13,8 @@ struct IncludeResolver {
         var children: [String: PathTree] = [:]
         /// The only fields to keep of the objects included here (`keys=post.title`); nil keeps all.
         var keys: Set<String>?
+        /// Fields to leave out of the objects included here (`excludeKeys=post.title`).
+        var excluded: Set<String> = []
 
         init(_ paths: [[String]] = []) {
             for path in paths { insert(path[...]) }
@@ -30,19 +32,31 @@ struct IncludeResolver {
             }
             children[first]?.setKeys(selected, at: path.dropFirst())
         }
+
+        mutating func setExcluded(_ excluded: Set<String>, at path: ArraySlice<String>) {
+            guard let first = path.first else {
+                self.excluded = excluded
+                return
+            }
+            children[first]?.setExcluded(excluded, at: path.dropFirst())
+        }
     }
 
     static let maximumDepth = 10
 
-    /// - Parameter keys: per include path (`"post"`, `"post.author"`), the fields to keep of included objects.
-    func resolve(_ objects: [JSON], schema: ClassSchema, paths: [[String]], keys: [String: Set<String>] = [:]) throws -> [JSON] {
+    /// - Parameters:
+    ///   - keys: per include path (`"post"`, `"post.author"`), the fields to keep of included objects.
+    ///   - excluded: per include path, the fields to leave out of included objects.
+    func resolve(_ objects: [JSON], schema: ClassSchema, paths: [[String]], keys: [String: Set<String>] = [:],
+                 excluded: [String: Set<String>] = [:]) throws -> [JSON] {
         var tree = PathTree(paths.filter { $0.count <= IncludeResolver.maximumDepth })
         if let all = tree.children.removeValue(forKey: "*") {  // `*`: every pointer (or array) field of this class.
             for (field, type) in schema.fields where type == .array || { if case .pointer = type { true } else { false } }() {
-                tree.children[field, default: all] = all
+                if tree.children[field] == nil { tree.children[field] = all }  // Paths named as well keep their subtrees.
             }
         }
         for (path, selected) in keys { tree.setKeys(selected, at: path.split(separator: ".").map(String.init)[...]) }
+        for (path, left) in excluded { tree.setExcluded(left, at: path.split(separator: ".").map(String.init)[...]) }
         return try resolve(objects, tree: tree)
     }
 
@@ -56,7 +70,7 @@ struct IncludeResolver {
             var found: [String: JSON] = [:]  // "Class/id" → included object
             for (className, ids) in wanted {
                 for (id, object) in try fetch(className, Array(ids), subtree: subtree) {
-                    found[className + "/" + id] = project(object, subtree.keys)
+                    found[className + "/" + id] = project(object, subtree.keys, excluding: subtree.excluded)
                 }
             }
             objects = objects.map { replace(key, in: $0, with: found) }
@@ -91,11 +105,16 @@ struct IncludeResolver {
         return objects.compactMap { object in object["objectId"]?.stringValue.map { ($0, object) } }
     }
 
-    /// Keeps only `keys` (plus the built-in fields) of an included object.
-    private func project(_ object: JSON, _ keys: Set<String>?) -> JSON {
-        guard let keys, case .object(let members) = object else { return object }
+    /// Keeps only `keys` (plus the built-in fields) of an included object, less `excluded`.
+    private func project(_ object: JSON, _ keys: Set<String>?, excluding excluded: Set<String>) -> JSON {
+        guard keys != nil || !excluded.isEmpty, case .object(let members) = object else { return object }
         let always: Set<String> = ["objectId", "createdAt", "updatedAt", "ACL", "__type", "className"]
-        return .object(members.filter { keys.contains($0.key) || always.contains($0.key) || $0.value["__type"] == "Object" })
+        return .object(members.filter { member in
+            if always.contains(member.key) { return true }
+            if excluded.contains(member.key) { return false }
+            guard let keys else { return true }
+            return keys.contains(member.key) || member.value["__type"] == "Object"
+        })
     }
 
     private func pointers(in value: JSON?) -> [(className: String, objectId: String)] {

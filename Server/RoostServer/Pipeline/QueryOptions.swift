@@ -4,6 +4,8 @@ import RoostCore
 struct QueryOptions {
     var find = FindQuery()
     var wantsCount = false
+    /// The query named its `limit` (else `--default-limit` applies).
+    var namesLimit = false
     /// The count's constraint when it differs from the results' (the `count` permission's `pointerFields`).
     var countConstraint: QueryConstraint?
     /// `where` is exactly `{"objectId": "<id>"}`: Parse runs such a query as a `get`.
@@ -14,6 +16,8 @@ struct QueryOptions {
     var include: [[String]] = []
     /// For `keys=post.title`: per include path, the fields to keep of the included objects.
     var includeKeys: [String: Set<String>] = [:]
+    /// For `excludeKeys=post.title`: per include path, the fields to leave out of the included objects.
+    var includeExcludedKeys: [String: Set<String>] = [:]
     /// `redirectClassNameForKey`: query the target class of this relation field instead of the class named.
     var redirectKey: String?
     /// `explain`: answer the database's query plan instead of the results (master key only).
@@ -60,7 +64,9 @@ struct QueryOptions {
                     guard QueryConstraint.isQueryableKey(key) else { throw ParseError(.invalidKeyName, "Invalid field name: \(key).") }
                     return SortKey(key: key, descending: descending)
                 }
-            case "limit": options.find.limit = try integer(value, name)
+            case "limit":
+                options.find.limit = try integer(value, name)
+                options.namesLimit = true
             case "skip": options.find.skip = try integer(value, name)
             case "count": options.wantsCount = isTruthy(value)
             case "keys":
@@ -77,7 +83,17 @@ struct QueryOptions {
                     }
                 }
                 options.keys = selected
-            case "excludeKeys": options.excludeKeys = Set(try list(value, name))
+            case "excludeKeys":
+                // `a.b` includes `a` and leaves `b` out of it, as Parse does.
+                for path in try list(value, name) {
+                    let parts = path.split(separator: ".").map(String.init)
+                    guard parts.count > 1 else {
+                        options.excludeKeys.insert(path)
+                        continue
+                    }
+                    options.include.append(Array(parts.dropLast()))
+                    options.includeExcludedKeys[parts.dropLast().joined(separator: "."), default: []].insert(parts[parts.count - 1])
+                }
             case "redirectClassNameForKey":
                 guard case .string(let key) = value else { throw ParseError(.invalidQuery, "redirectClassNameForKey must be a string") }
                 options.redirectKey = key
@@ -110,6 +126,15 @@ struct QueryOptions {
         guard !relations.isEmpty else { return }
         keys?.formUnion(relations)
         excludeKeys.subtract(relations)
+    }
+
+    /// With `includeAll` (or `include=*`), Parse adds every Pointer and Array field to `keys`, so `keys` with
+    /// nested paths still answers the other included objects.
+    mutating func keepFieldsIncludedByAll(of schema: ClassSchema) {
+        guard keys != nil, include.contains(["*"]) else { return }
+        for (name, type) in schema.fields {
+            if case .pointer = type { keys?.insert(name) } else if type == .array { keys?.insert(name) }
+        }
     }
 
     /// One result as the client asked for it: the stored text as is, or decoded to apply `keys`/`excludeKeys`.

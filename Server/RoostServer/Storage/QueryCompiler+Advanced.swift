@@ -27,7 +27,12 @@ extension QueryCompiler {
                     arguments: [.text(pattern), .text(options)])
             }
             let (expression, _) = operand(key, .string(""))
-            return SQLFragment(sql: "roost_regexp(\(expression), ?, ?)", arguments: [.text(pattern), .text(options)])
+            let scalar = SQLFragment(sql: "roost_regexp(\(expression), ?, ?)", arguments: [.text(pattern), .text(options)])
+            guard isDotPath(key) else { return scalar }
+            // A dot path ending at an array matches through its string elements, never through the array's JSON text.
+            return scalarOrAnyElement(
+                key, scalar: SQLFragment(sql: "json_type(data, '\(jsonPath(key))') = 'text' AND \(scalar.sql)", arguments: scalar.arguments),
+                element: SQLFragment(sql: "element.type = 'text' AND roost_regexp(element.value, ?, ?)", arguments: scalar.arguments))
         case .matchesText(let search):
             if isArrayField(key) {  // Any string element matches, as a MongoDB text index on an array.
                 return SQLFragment(
@@ -130,14 +135,28 @@ extension QueryCompiler {
         return SQLFragment(sql: negated ? "NOT COALESCE((\(test)), 0)" : test, arguments: source.filter.arguments)
     }
 
-    /// `$select`: the field equals `subKey` of one of the subquery's results.
+    /// `$select`: the field equals `subKey` of one of the subquery's results. Parse turns the selected values
+    /// into an `$in`, which spreads an array value into its elements (`members`, an array of pointers, selects
+    /// each pointer).
     private func selectKey(_ key: String, _ subKey: String, _ subquery: Subquery, negated: Bool) throws -> SQLFragment {
         guard QueryConstraint.isQueryableKey(subKey) else { throw ParseError(.invalidKeyName, "Invalid key name: \(subKey)") }
         guard let source = try subquerySource(subquery, selectedKey: subKey) else { return SQLFragment(sql: negated ? "1" : "0", arguments: []) }
-        let selected = source.compiler.isBuiltIn(subKey) ? subKey : "json_extract(data, '\(jsonPath(subKey))')"
         let (expression, _) = operand(key, .string(""))
-        let test = "\(expression) IN (SELECT \(selected) FROM \(source.table) WHERE \(source.filter.sql))"
-        return SQLFragment(sql: negated ? "NOT COALESCE((\(test)), 0)" : test, arguments: source.filter.arguments)
+        let values: SQLFragment
+        if source.compiler.isBuiltIn(subKey) {
+            values = SQLFragment(sql: "SELECT \(subKey) FROM \(source.table) WHERE \(source.filter.sql)", arguments: source.filter.arguments)
+        } else {
+            let path = "'\(jsonPath(subKey))'"
+            values = SQLFragment(
+                sql: """
+                    SELECT json_extract(data, \(path)) FROM \(source.table) WHERE (\(source.filter.sql)) AND json_type(data, \(path)) IS NOT 'array' \
+                    UNION ALL SELECT selected.value FROM \(source.table), json_each(\(source.table).data, \(path)) AS selected \
+                    WHERE (\(source.filter.sql)) AND json_type(\(source.table).data, \(path)) = 'array'
+                    """,
+                arguments: source.filter.arguments + source.filter.arguments)
+        }
+        let test = "\(expression) IN (\(values.sql))"
+        return SQLFragment(sql: negated ? "NOT COALESCE((\(test)), 0)" : test, arguments: values.arguments)
     }
 
     /// The ACL as part of the SQL `WHERE`: no ACL, or one that grants read to one of the subjects.

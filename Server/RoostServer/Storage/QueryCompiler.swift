@@ -68,7 +68,39 @@ struct QueryCompiler {
         return SQLFragment(sql: sql.joined(separator: " \(op) "), arguments: arguments)
     }
 
-    func jsonPath(_ key: String) -> String { "$." + key }
+    /// The SQLite JSON path of a key: `sender.group` is `$.sender.group`; a numeric part indexes an
+    /// array (`items.1.value` is `$.items[1].value`), as in MongoDB's dot notation.
+    func jsonPath(_ key: String) -> String {
+        guard key.contains(".") else { return "$." + key }
+        var path = "$"
+        for (index, part) in key.split(separator: ".").enumerated() {
+            if index > 0, part.utf8.count <= 9, part.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+                path += "[\(part)]"
+            } else if index == 0 || Names.isValidIdentifier(String(part)) {
+                path += "." + part
+            } else {
+                path += ".\"\(part)\""  // Letters, digits and `_` only (`isQueryableKey`): nothing to escape.
+            }
+        }
+        return path
+    }
+
+    /// A dot path may end at an array (`sender.group` with `group: ["A", "B"]`), whose elements then match
+    /// one by one, as MongoDB matches them; only the stored value can tell.
+    func isDotPath(_ key: String) -> Bool { key.contains(".") }
+
+    /// `scalar`, or, when a dot path ends at an array, `element` (a test on `element`) for any of its elements.
+    func scalarOrAnyElement(_ key: String, scalar: SQLFragment, element: SQLFragment) -> SQLFragment {
+        let path = jsonPath(key)
+        return SQLFragment(
+            sql: "(\(scalar.sql)) OR (json_type(data, '\(path)') = 'array' AND \(anyElement(key, element.sql)))",
+            arguments: scalar.arguments + element.arguments)
+    }
+
+    /// `EXISTS` an element of the array at `key` passing `test` (on `element`).
+    func anyElement(_ key: String, _ test: String) -> String {
+        "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))"
+    }
 
     /// The SQL expression and bound value that compare a key against `value`
     /// (Dates by their ISO text, Pointers by objectId, built-in dates by milliseconds).
@@ -132,9 +164,10 @@ struct QueryCompiler {
         case .string(let text) where text.contains("\0"): return "(data -> element.fullkey)"
         default: break
         }
+        // `CASE` so that string elements are never read as JSON text (json_extract would refuse them).
         switch value["__type"]?.stringValue {
-        case "Pointer": return "json_extract(element.value, '$.objectId')"
-        case "Date": return "json_extract(element.value, '$.iso')"
+        case "Pointer": return "(CASE WHEN element.type = 'object' THEN json_extract(element.value, '$.objectId') END)"
+        case "Date": return "(CASE WHEN element.type = 'object' THEN json_extract(element.value, '$.iso') END)"
         default: return "element.value"
         }
     }
@@ -147,19 +180,21 @@ struct QueryCompiler {
     private func compile(_ key: String, _ condition: FieldCondition) throws -> SQLFragment {
         switch condition {
         case .equalTo(let value):
+            try refuseRelativeTime(key, value)
             return equality(key, value)
         case .notEqualTo(let value):
+            try refuseRelativeTime(key, value)
             let equal = equality(key, value)
             // A missing field is "not equal" too: NULL comparisons count as false.
             return SQLFragment(sql: "NOT COALESCE((\(equal.sql)), 0)", arguments: equal.arguments)
-        case .lessThan(let value): return comparison(key, "<", value)
-        case .lessThanOrEqualTo(let value): return comparison(key, "<=", value)
-        case .greaterThan(let value): return comparison(key, ">", value)
-        case .greaterThanOrEqualTo(let value): return comparison(key, ">=", value)
+        case .lessThan(let value): return comparison(key, "<", try resolvingRelativeTime(key, value, "$lt"))
+        case .lessThanOrEqualTo(let value): return comparison(key, "<=", try resolvingRelativeTime(key, value, "$lte"))
+        case .greaterThan(let value): return comparison(key, ">", try resolvingRelativeTime(key, value, "$gt"))
+        case .greaterThanOrEqualTo(let value): return comparison(key, ">=", try resolvingRelativeTime(key, value, "$gte"))
         case .containedIn(let values):
-            return try membership(key, values)
+            return try membership(key, pointersForIds(key, values))
         case .notContainedIn(let values):
-            let inner = try membership(key, values)
+            let inner = try membership(key, pointersForIds(key, values))
             return SQLFragment(sql: "NOT COALESCE((\(inner.sql)), 0)", arguments: inner.arguments)
         case .containsAll, .containedBy, .containsAllMatching, .matchesRegex, .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery,
             .doesNotMatchQuery, .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere, .matchesText:
@@ -187,8 +222,8 @@ struct QueryCompiler {
             return SQLFragment(sql: "\(type) IS NULL OR \(type) = 'null'", arguments: [])
         }
         let (expression, bound) = operand(key, value)
-        if isArrayField(key), value.arrayValue == nil {
-            // An array field matches when any element equals the value.
+        if isArrayField(key) || isDotPath(key), value.arrayValue == nil {
+            // An array matches when any element equals the value.
             let test: String
             var arguments: [SQLValue] = [bound]
             if let flag = value.boolValue {
@@ -197,8 +232,14 @@ struct QueryCompiler {
             } else {
                 test = guarded("\(elementExpression(for: value)) = ?", typeGuard("element.type", for: value))
             }
-            return SQLFragment(sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))", arguments: arguments)
+            if isArrayField(key) { return SQLFragment(sql: anyElement(key, test), arguments: arguments) }
+            return scalarOrAnyElement(key, scalar: scalarEquality(key, value, expression, bound),
+                                      element: SQLFragment(sql: test, arguments: arguments))
         }
+        return scalarEquality(key, value, expression, bound)
+    }
+
+    private func scalarEquality(_ key: String, _ value: JSON, _ expression: String, _ bound: SQLValue) -> SQLFragment {
         if let flag = value.boolValue, !isBuiltIn(key) {
             if schema.fields[key] == .boolean {
                 // Every stored value is a Boolean: compare as json_extract does (1/0), so an index applies.
@@ -254,19 +295,60 @@ struct QueryCompiler {
             case .null: .null
             }
         }).jsonText
-        if isArrayField(key) {
-            let test = guarded("\(elementExpression(for: values[0])) IN (SELECT value FROM json_each(?))",
-                               typeGuard("element.type", for: values[0]))
-            return SQLFragment(sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))",
-                               arguments: [.text(list)])
-        }
+        let elementTest = SQLFragment(
+            sql: guarded("\(elementExpression(for: values[0])) IN (SELECT value FROM json_each(?))", typeGuard("element.type", for: values[0])),
+            arguments: [.text(list)])
+        if isArrayField(key) { return SQLFragment(sql: anyElement(key, elementTest.sql), arguments: elementTest.arguments) }
         let typeTest = fieldGuard(key, values[0])
-        return SQLFragment(sql: guarded("\(expression) IN (SELECT value FROM json_each(?))", typeTest), arguments: [.text(list)])
+        let scalar = SQLFragment(sql: guarded("\(expression) IN (SELECT value FROM json_each(?))", typeTest), arguments: [.text(list)])
+        return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: elementTest) : scalar
     }
 
+    /// `$lt`, `$gt`, ...: on an array (a field, or where a dot path ends), any element may satisfy it, as in MongoDB.
     private func comparison(_ key: String, _ op: String, _ value: JSON) -> SQLFragment {
         let (expression, bound) = operand(key, value)
+        let elementTest = SQLFragment(
+            sql: guarded("\(elementExpression(for: value)) \(op) ?", typeGuard("element.type", for: value)), arguments: [bound])
+        if isArrayField(key) { return SQLFragment(sql: anyElement(key, elementTest.sql), arguments: elementTest.arguments) }
         let typeTest = fieldGuard(key, value)
-        return SQLFragment(sql: guarded("\(expression) \(op) ?", typeTest), arguments: [bound])
+        let scalar = SQLFragment(sql: guarded("\(expression) \(op) ?", typeTest), arguments: [bound])
+        return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: elementTest) : scalar
+    }
+
+    /// Plain objectIds in the `$in`/`$nin` of a Pointer field name objects of its target class, as Parse reads
+    /// them (`<targetClass>$<id>`).
+    private func pointersForIds(_ key: String, _ values: [JSON]) -> [JSON] {
+        guard case .pointer(let target)? = schema.fields[key] else { return values }
+        return values.map { value in
+            if case .string(let id) = value { return WireValue.pointer(target, id) }
+            return value
+        }
+    }
+
+    /// The type `$relativeTime` is checked against: the schema's, with the built-in dates.
+    private func recordedType(_ key: String) -> FieldType? {
+        switch key {
+        case "createdAt", "updatedAt": .date
+        case "objectId": .string
+        default: schema.fields[key]
+        }
+    }
+
+    /// A `{"$relativeTime": …}` operand as the Date it names now, with Parse's 107s: only on Date fields (or keys the
+    /// schema does not know), and only text Parse's `relativeTimeToDate` reads.
+    private func resolvingRelativeTime(_ key: String, _ value: JSON, _ op: String) throws -> JSON {
+        guard case .object(let members) = value, let relative = members["$relativeTime"] else { return value }
+        if let type = recordedType(key), type != .date { throw ParseError(.invalidJSON, RelativeTime.onlyDates) }
+        switch RelativeTime.resolve(JavaScriptString.of(relative), now: .now()) {
+        case .success(let date): return ["__type": "Date", "iso": .string(date.iso)]
+        case .failure(let failure): throw ParseError(.invalidJSON, "bad $relativeTime (\(op)) value. \(failure.info)")
+        }
+    }
+
+    /// `$eq`/`$ne` of a `$relativeTime`: refused, after the same field check as the comparisons.
+    private func refuseRelativeTime(_ key: String, _ value: JSON) throws {
+        guard case .object(let members) = value, members["$relativeTime"] != nil else { return }
+        if let type = recordedType(key), type != .date { throw ParseError(.invalidJSON, RelativeTime.onlyDates) }
+        throw ParseError(.invalidJSON, RelativeTime.onlyComparisons)
     }
 }

@@ -141,8 +141,10 @@ enum GeoMath {
         return 2 * atan2(sqrt(a), sqrt(max(0, 1 - a)))
     }
 
-    /// Even-odd ray casting in the latitude/longitude plane, as Parse's Postgres adapter does.
+    /// Even-odd ray casting in the latitude/longitude plane, as Parse's Postgres adapter does; a point on an
+    /// edge or corner is inside, as MongoDB's `$polygon` counts it.
     static func contains(_ polygon: [(Double, Double)], _ lat: Double, _ lng: Double) -> Bool {
+        if onBoundary(polygon, lat, lng) { return true }
         var inside = false
         var j = polygon.count - 1
         for i in polygon.indices {
@@ -153,5 +155,17 @@ enum GeoMath {
             j = i
         }
         return inside
+    }
+
+    private static func onBoundary(_ polygon: [(Double, Double)], _ lat: Double, _ lng: Double) -> Bool {
+        var j = polygon.count - 1
+        for i in polygon.indices {
+            let (latI, lngI) = polygon[i], (latJ, lngJ) = polygon[j]
+            j = i
+            guard (min(latI, latJ)...max(latI, latJ)).contains(lat), (min(lngI, lngJ)...max(lngI, lngJ)).contains(lng) else { continue }
+            let cross = (latJ - latI) * (lng - lngI) - (lngJ - lngI) * (lat - latI)
+            if abs(cross) <= 1e-12 * max(1, abs(latJ - latI) + abs(lngJ - lngI)) { return true }
+        }
+        return false
     }
 }

@@ -39,7 +39,8 @@ import Testing
             "_method": "GET", "_ApplicationId": app, "_MasterKey": .string(TestServer.masterKey),
         ])
         #expect(schemas.status == 200)
-        #expect(schemas.json["results"]?.arrayValue?.count == 1)
+        let classes = schemas.json["results"]?.arrayValue?.compactMap { $0["className"]?.stringValue }
+        #expect(classes?.sorted() == ["Game", "_Role", "_User"])
         let notMaster = try await sdkCall(server, "/schemas", ["_method": "GET", "_ApplicationId": app])
         #expect(notMaster.json == ["error": "unauthorized: master key is required"])
         let wrongApp = try await sdkCall(server, "/classes/Game", ["_method": "GET", "_ApplicationId": "other"])

@@ -468,6 +468,13 @@ final class EventuallyQueue: @unchecked Sendable {
 
     /// A Parse error is final for this command: it moves to the failed table, and its caller hears of it.
     private func refuse(_ delivery: Delivery, _ error: RoostError) throws {
+        if error.code == .duplicateRequest, delivery.method != "POST" {
+            // The server already applied this command's request id, sent in another form: another process on
+            // this storage sent the create first, and this one, knowing the objectId now, sent it as a PUT.
+            // Request ids are one per command, so the write is done (once); there is no reply to apply.
+            try succeed(delivery, [:])
+            return
+        }
         if delivery.command.kind == .logout, error.code == .invalidSessionToken {
             try store.complete(delivery.command, createdObjectId: nil)  // Already logged out.
             return

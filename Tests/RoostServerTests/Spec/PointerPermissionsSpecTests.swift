@@ -315,4 +315,165 @@ import Testing
                         "Object not found.")
         }
     }
+
+    /// One granular case: the permissions, who acts, the action and its object, and the expected answer
+    /// (`nil`: allowed; a number: the results or count; otherwise the error code).
+    private struct Case {
+        let permissions: JSON
+        let user: Int
+        let action: String
+        let target: Int
+        let expect: Expectation
+        enum Expectation { case allowed, results(Int), error(Int) }
+    }
+
+    /// Four objects, as the spec's `on array of pointers`: obj1 owned by user1, moderated by users 1–3; obj2
+    /// owned by user2, moderated by users 2–3; obj3 owned and moderated by user3; one owned by nobody.
+    /// Each case runs on a class of its own.
+    private func runArrayCase(_ w: World, _ index: Int, _ c: Case, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let api = w.api
+        let users = [w.user1, w.user2, w.user3]
+        let className = "Arrays\(index)"
+        let ptrs = { (list: [Int]) -> JSON in .array(list.map { pointer("_User", users[$0 - 1].id) }) }
+        var ids: [String] = []
+        for (owners, moderators) in [([1], [3, 2, 1]), ([2], [3, 2]), ([3], [3]), ([Int](), [Int]())] {
+            ids.append(try await create(api, className, ["owners": ptrs(owners), "moderators": ptrs(moderators), "revision": 0]))
+        }
+        try await setPermissions(api, className, c.permissions, sourceLocation: sourceLocation)
+        let token = users[c.user - 1].token
+        let id = ids[c.target - 1]
+        let response: TestResponse
+        switch c.action {
+        case "get": response = try await api.send("GET", "/classes/\(className)/\(id)", token: token)
+        case "find": response = try await api.send("GET", "/classes/\(className)", token: token)
+        case "count": response = try await api.send("GET", "/classes/\(className)", token: token, query: ["count": "1", "limit": "0"])
+        case "create": response = try await api.send("POST", "/classes/\(className)", json: [:], token: token)
+        case "addFieldOnCreate": response = try await api.send("POST", "/classes/\(className)", json: ["extra": "field"], token: token)
+        case "addFieldOnUpdate": response = try await api.send("PUT", "/classes/\(className)/\(id)", json: ["another": "field"], token: token)
+        case "update": response = try await api.send("PUT", "/classes/\(className)/\(id)", json: ["revision": 2], token: token)
+        default: response = try await api.send("DELETE", "/classes/\(className)/\(id)", token: token)
+        }
+        switch c.expect {
+        case .allowed: #expect(response.status < 300, "case \(index): \(response.text)", sourceLocation: sourceLocation)
+        case .results(let n):
+            let found = c.action == "count" ? response.json["count"]?.numberValue.map(Int.init) : response.json["results"]?.arrayValue?.count
+            #expect(found == n, "case \(index): \(response.text)", sourceLocation: sourceLocation)
+        case .error(let code):
+            expectError(response, code, code == 101 ? "Object not found." : nil, sourceLocation: sourceLocation)
+            if code == 119 {
+                #expect(response.json["error"]?.stringValue?.hasPrefix("Permission denied") == true, "case \(index)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    // (Granular, on array of pointers:)
+    // spec: PointerPermissions.spec.js: should be allowed (1 user in array)
+    // spec: PointerPermissions.spec.js: should be allowed (multiple users in array)
+    // spec: PointerPermissions.spec.js: should fail for user not listed
+    // spec: PointerPermissions.spec.js: should not allow other actions
+    // spec: PointerPermissions.spec.js: should be allowed (1 user in array)
+    // spec: PointerPermissions.spec.js: should be allowed (multiple users in array)
+    // spec: PointerPermissions.spec.js: should be limited to objects where user is listed in field
+    // spec: PointerPermissions.spec.js: should not allow other actions
+    // spec: PointerPermissions.spec.js: should be allowed
+    // spec: PointerPermissions.spec.js: should be limited to objects where user is listed in field
+    // spec: PointerPermissions.spec.js: should not allow other actions
+    // spec: PointerPermissions.spec.js: should be allowed (1 user in array)
+    // spec: PointerPermissions.spec.js: should be allowed (multiple users in array)
+    // spec: PointerPermissions.spec.js: should fail for user not listed
+    // spec: PointerPermissions.spec.js: should not allow other actions
+    // spec: PointerPermissions.spec.js: should be allowed (1 user in array)
+    // spec: PointerPermissions.spec.js: should be allowed (multiple users in array)
+    // spec: PointerPermissions.spec.js: should fail for user not listed
+    // spec: PointerPermissions.spec.js: should not allow other actions
+    // spec: PointerPermissions.spec.js: should be denied (writelock) when no other permissions on class
+    // spec: PointerPermissions.spec.js: should have no effect on create (allowed by explicit userid)
+    // spec: PointerPermissions.spec.js: should be denied when creating object (and no explicit permission)
+    // spec: PointerPermissions.spec.js: should be allowed when updating object
+    // spec: PointerPermissions.spec.js: should be restricted when updating object without addField permission
+    @Test func granularOnArrays() async throws {
+        let w = try await world()
+        let on = { (action: String, field: String) -> JSON in .object([action: ["pointerFields": [.string(field)]]]) }
+        let others = { (except: String) -> [String] in
+            ["get", "find", "count", "create", "update", "addFieldOnCreate", "delete"].filter { $0 != except }
+        }
+        var cases: [Case] = [
+            Case(permissions: on("get", "owners"), user: 1, action: "get", target: 1, expect: .allowed),
+            Case(permissions: on("get", "moderators"), user: 2, action: "get", target: 1, expect: .allowed),
+            Case(permissions: on("get", "moderators"), user: 1, action: "get", target: 3, expect: .error(101)),
+            Case(permissions: on("find", "owners"), user: 1, action: "find", target: 1, expect: .results(1)),
+            Case(permissions: on("find", "moderators"), user: 2, action: "find", target: 1, expect: .results(2)),
+            Case(permissions: on("find", "moderators"), user: 1, action: "find", target: 1, expect: .results(1)),
+            Case(permissions: on("count", "moderators"), user: 1, action: "count", target: 1, expect: .results(1)),
+            Case(permissions: on("count", "moderators"), user: 2, action: "count", target: 1, expect: .results(2)),
+            Case(permissions: on("update", "owners"), user: 1, action: "update", target: 1, expect: .allowed),
+            Case(permissions: on("update", "moderators"), user: 2, action: "update", target: 1, expect: .allowed),
+            Case(permissions: on("update", "moderators"), user: 2, action: "update", target: 3, expect: .error(101)),
+            Case(permissions: on("delete", "owners"), user: 1, action: "delete", target: 1, expect: .allowed),
+            Case(permissions: on("delete", "moderators"), user: 3, action: "delete", target: 2, expect: .allowed),
+            Case(permissions: on("delete", "owners"), user: 1, action: "delete", target: 3, expect: .error(101)),
+            Case(permissions: on("create", "moderators"), user: 1, action: "create", target: 1, expect: .error(119)),
+            Case(permissions: ["create": ["*": true], "addField": .object([w.user1.id: true, "pointerFields": ["moderators"]])],
+                 user: 1, action: "addFieldOnCreate", target: 1, expect: .allowed),
+            Case(permissions: ["create": ["*": true], "addField": ["pointerFields": ["moderators"]]],
+                 user: 1, action: "addFieldOnCreate", target: 1, expect: .error(119)),
+            Case(permissions: ["update": ["*": true], "addField": ["pointerFields": ["moderators"]]],
+                 user: 2, action: "addFieldOnUpdate", target: 1, expect: .allowed),
+            Case(permissions: ["update": ["*": true], "addField": ["pointerFields": ["moderators"]]],
+                 user: 1, action: "addFieldOnUpdate", target: 2, expect: .error(101)),
+        ]
+        // Every other action is refused outright.
+        for (action, field, target) in [("get", "owners", 2), ("find", "moderators", 1), ("count", "moderators", 1),
+                                        ("update", "moderators", 1), ("delete", "moderators", 1)] {
+            for other in others(action) {
+                cases.append(Case(permissions: on(action, field), user: 1, action: other, target: target, expect: .error(119)))
+            }
+        }
+        for (index, c) in cases.enumerated() { try await runArrayCase(w, index, c) }
+    }
+
+    // spec: PointerPermissions.spec.js: should not limit the scope of grouped read permissions
+    // spec: PointerPermissions.spec.js: should not limit the scope of grouped write permissions
+    // spec: PointerPermissions.spec.js: should not inherit scope of grouped read permissions from another field
+    // spec: PointerPermissions.spec.js: should not inherit scope of grouped write permissions from another field
+    // spec: PointerPermissions.spec.js: should be enforced regardless of pointer-field being included in keys (select)
+    @Test func combinedWithGroupedAndKeys() async throws {
+        let w = try await world()
+        let api = w.api
+        func objects(_ className: String) async throws -> (String, String) {
+            let obj1 = try await create(api, className, ["owner": pointer("_User", w.user1.id), "moderators": [pointer("_User", w.user2.id)],
+                                                         "revision": 0])
+            let obj2 = try await create(api, className, ["owner": pointer("_User", w.user2.id),
+                                                         "moderators": [pointer("_User", w.user1.id), pointer("_User", w.user2.id)], "revision": 0])
+            return (obj1, obj2)
+        }
+        let count = ["count": "1", "limit": "0"]
+
+        let (read1, _) = try await objects("GroupedRead")
+        try await setPermissions(api, "GroupedRead", ["get": ["pointerFields": ["owner"]], "readUserFields": ["moderators"]])
+        #expect(try await api.send("GET", "/classes/GroupedRead/\(read1)", token: w.user2.token).status == 200)
+        #expect(resultIds(try await api.send("GET", "/classes/GroupedRead", token: w.user2.token)).count == 2)
+        #expect(try await api.send("GET", "/classes/GroupedRead", token: w.user2.token, query: count).json["count"] == 2)
+        #expect(resultIds(try await api.send("GET", "/classes/GroupedRead", token: w.user1.token)).count == 1)
+        #expect(try await api.send("GET", "/classes/GroupedRead", token: w.user1.token, query: count).json["count"] == 1)
+
+        let (write1, _) = try await objects("GroupedWrite")
+        try await setPermissions(api, "GroupedWrite", ["update": ["pointerFields": ["owner"]], "writeUserFields": ["moderators"]])
+        #expect(try await api.send("PUT", "/classes/GroupedWrite/\(write1)", json: ["revision": 2], token: w.user2.token).status == 200)
+        #expect(try await api.send("PUT", "/classes/GroupedWrite/\(write1)", json: ["another": "field"], token: w.user2.token).status == 200)
+        #expect(try await api.send("DELETE", "/classes/GroupedWrite/\(write1)", token: w.user2.token).status == 200)
+
+        let (_, inherit2) = try await objects("Inherit")
+        try await setPermissions(api, "Inherit", ["update": ["pointerFields": ["moderators"]], "writeUserFields": ["owner"]])
+        expectError(try await api.send("DELETE", "/classes/Inherit/\(inherit2)", token: w.user1.token), 101, "Object not found.")
+
+        // `keys` without the pointer field still applies it.
+        let keyed = try await create(api, "Keyed", ["owner": pointer("_User", w.user1.id), "field": "field", "test": "test"])
+        try await setPermissions(api, "Keyed", ["get": ["*": true], "find": ["pointerFields": ["owner"]], "update": ["pointerFields": ["owner"]]])
+        let selected = try await api.send("GET", "/classes/Keyed", token: w.user1.token, query: ["keys": "field,test"])
+        #expect(resultIds(selected) == [keyed])
+        #expect(selected.json["results"]?.arrayValue?.first?["field"] == "field")
+        #expect(selected.json["results"]?.arrayValue?.first?["test"] == "test")
+        #expect(resultIds(try await api.send("GET", "/classes/Keyed", token: w.user2.token, query: ["keys": "field,test"])).isEmpty)
+    }
 }

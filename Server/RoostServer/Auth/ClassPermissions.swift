@@ -62,6 +62,31 @@ enum ClassPermissions {
         }
     }
 
+    /// `protectedFields` entries `userField:<field>`: on an object whose `<field>` points to the caller (or lists
+    /// them), what is hidden is intersected with the entry's fields (Parse's `filterSensitiveData`).
+    static func userFieldRules(_ schema: ClassSchema, context: RequestContext) -> [(field: String, fields: Set<String>)] {
+        guard !context.isMaster, let entries = schema.classLevelPermissions?["protectedFields"]?.objectValue else { return [] }
+        return entries.compactMap { key, value in
+            guard key.hasPrefix("userField:"), let list = value.arrayValue else { return nil }
+            return (String(key.dropFirst("userField:".count)), Set(list.compactMap(\.stringValue)))
+        }
+    }
+
+    /// The fields hidden on one object: `hidden` (`protectedFields(_:context:)`), narrowed by the `userField:`
+    /// rules whose field points to the caller on this object.
+    static func protectedFields(_ hidden: Set<String>, of fields: [String: JSON], rules: [(field: String, fields: Set<String>)],
+                                context: RequestContext) -> Set<String> {
+        guard let userId = context.user?.id else { return hidden }
+        var result = hidden
+        for rule in rules {
+            let value = fields[rule.field]
+            let pointsToCaller = value?["objectId"]?.stringValue == userId
+                || (value?.arrayValue?.contains { $0["objectId"]?.stringValue == userId } ?? false)
+            if pointsToCaller { result.formIntersection(rule.fields) }
+        }
+        return result
+    }
+
     /// Fields hidden from this caller by `protectedFields`: the intersection of every entry that applies.
     static func protectedFields(_ schema: ClassSchema, context: RequestContext) -> Set<String> {
         guard !context.isMaster, let entries = schema.classLevelPermissions?["protectedFields"]?.objectValue else { return [] }

@@ -75,7 +75,7 @@ enum SchemaRoutes {
         }
         try ClassSchema.checkSingleGeoPoint(fields)
         let permissions = try body["classLevelPermissions"].map(validatePermissions)
-        try PointerPermissionFields.validate(permissions, fields: fields)
+        try PermissionFields.validate(permissions, fields: fields)
         let schema = try context.write { db -> ClassSchema in
             if try SchemaStore.load(className, in: db) != nil {
                 throw ParseError(.invalidClassName, "Class \(className) already exists.")
@@ -114,7 +114,7 @@ enum SchemaRoutes {
             try ClassSchema.checkSingleGeoPoint(schema.fields)
             if let permissions = body["classLevelPermissions"] {
                 let validated = try validatePermissions(permissions)
-                try PointerPermissionFields.validate(validated, fields: schema.fields)
+                try PermissionFields.validate(validated, fields: schema.fields)
                 schema.classLevelPermissions = ClassSchema.completed(validated)
             }
             if let indexes = body["indexes"] { schema = try IndexStore.apply(indexes, to: schema, in: db) }

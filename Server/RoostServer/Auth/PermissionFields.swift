@@ -1,9 +1,10 @@
 import RoostCore
 
-/// Parse's checks (`validateCLP`) of the fields class-level permissions grant access through: `readUserFields`,
-/// `writeUserFields` and each operation's `pointerFields` must name fields of the class that hold a pointer to
-/// `_User` or an array (of such pointers). Checked when permissions are set (`POST`/`PUT /schemas`).
-enum PointerPermissionFields {
+/// Parse's checks (`validateCLP`) of the fields class-level permissions name, when they are set (`POST`/`PUT
+/// /schemas`): `readUserFields`, `writeUserFields` and each operation's `pointerFields` must name fields of the
+/// class that hold a pointer to `_User` or an array (of such pointers); `protectedFields` must name fields of
+/// the class, and none of the default ones.
+enum PermissionFields {
     /// - Throws: `ParseError` 107 with Parse's message.
     static func validate(_ permissions: JSON?, fields: [String: FieldType]) throws {
         guard case .object(let entries)? = permissions else { return }
@@ -21,6 +22,20 @@ enum PointerPermissionFields {
             }
             // Parse names the operation's entry here, which JavaScript prints as "[object Object]".
             for name in names { try check(name, fields: fields, in: "[object Object]") }
+        }
+        for (entity, value) in entries["protectedFields"]?.objectValue ?? [:] {
+            guard case .array(let names) = value else {
+                throw ParseError(.invalidJSON, "'\(javaScriptText(value))' is not a valid value for protectedFields[\(entity)] - expected an array.")
+            }
+            for name in names {
+                let field = javaScriptText(name)
+                if ClassSchema.defaultFields[field] != nil {
+                    throw ParseError(.invalidJSON, "Default field '\(field)' can not be protected")
+                }
+                guard fields[field] != nil else {
+                    throw ParseError(.invalidJSON, "Field '\(field)' in protectedFields:\(entity) does not exist")
+                }
+            }
         }
     }
 

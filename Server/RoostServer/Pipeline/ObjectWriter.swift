@@ -97,6 +97,8 @@ enum ObjectWriter {
             object.updatedAt = max(ParseDate.now(), object.updatedAt)
             try ObjectStore.update(object, in: schema, in: db)
             try RelationStore.apply(changes.operations, className: className, objectId: objectId, in: db)
+            // A renamed role: the roles cached with each session name it by its old name.
+            if className == RoleStore.className, changes.operations["name"] != nil { db.changedAuthentication = true }
             return (object, original)
         }
         triggers.afterSave(object.wireJSON(excluding: []), original: original.wireJSON(excluding: []))

@@ -29,7 +29,7 @@ import Testing
         // A count limited by `pointerFields` counts only the caller's objects, though they may find all.
         let dana = try await api.signUp("dana", "pw-dana")
         _ = try await api.send("POST", "/classes/Tally", json: ["n": 4, "owner": pointer("_User", dana.id)], master: true)
-        _ = try await api.send("PUT", "/schemas/Tally", json: ["classLevelPermissions": ["count": ["pointerFields": ["owner"]]]], master: true)
+        _ = try await api.send("PUT", "/schemas/Tally", json: ["classLevelPermissions": openPermissions(["count": ["pointerFields": ["owner"]]])], master: true)
         let counted = try await find(api, "Tally", ["count": "1", "limit": "10"], token: dana.token)
         #expect(counted.json["count"] == 1, "\(counted.text)")
         #expect(counted.json["results"]?.arrayValue?.count == 4)
@@ -59,7 +59,7 @@ import Testing
         let erin = try await api.signUp("erin", "pw-erin")
         let mine = try await api.send("POST", "/classes/Note", json: ["text": "mine", "owner": pointer("_User", erin.id)], master: true)
         let mineId = try #require(mine.json["objectId"]?.stringValue)
-        _ = try await api.send("PUT", "/schemas/Note", json: ["classLevelPermissions": ["get": ["pointerFields": ["owner"]]]], master: true)
+        _ = try await api.send("PUT", "/schemas/Note", json: ["classLevelPermissions": openPermissions(["get": ["pointerFields": ["owner"]]])], master: true)
         #expect(try await find(api, "Note", ["where": #"{"objectId":"\#(mineId)"}"#], token: erin.token).json["results"]?.arrayValue?.count == 1)
         #expect(try await find(api, "Note", only, token: erin.token).json["results"]?.arrayValue?.count == 0)
     }

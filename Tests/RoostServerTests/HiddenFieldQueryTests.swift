@@ -30,7 +30,7 @@ import Testing
             let publicRead: JSON = ["ACL": ["*": ["read": true], account.id: ["read": true, "write": true]]]
             #expect(try await api.send("PUT", "/users/\(account.id)", json: publicRead, token: account.token).status == 200)
         }
-        let schema = try await api.send("PUT", "/schemas/_User", json: ["classLevelPermissions": ["protectedFields": ["*": ["phone"]]]],
+        let schema = try await api.send("PUT", "/schemas/_User", json: ["classLevelPermissions": openPermissions(["protectedFields": ["*": ["phone"]]])],
                                         master: true)
         #expect(schema.status == 200, "\(schema.text)")
         let post = try await api.send("POST", "/classes/Post", json: ["title": "hello", "author": pointer("_User", ann.id)])
@@ -139,7 +139,7 @@ import Testing
         let f = try await fixture()
         let api = f.api
         _ = try await api.send("POST", "/classes/Doc", json: ["title": "t", "secret": "s3cr3t", "nested": ["pin": 1234]])
-        let clp = try await api.send("PUT", "/schemas/Doc", json: ["classLevelPermissions": ["protectedFields": ["*": ["secret", "nested"]]]],
+        let clp = try await api.send("PUT", "/schemas/Doc", json: ["classLevelPermissions": openPermissions(["protectedFields": ["*": ["secret", "nested"]]])],
                                      master: true)
         #expect(clp.status == 200, "\(clp.text)")
         let probes: [JSON] = [
@@ -165,7 +165,7 @@ import Testing
         let role = try await api.send("POST", "/roles", json: ["name": "Staff", "ACL": ["*": ["read": true]], "note": "door code 1234"],
                                       master: true)
         #expect(role.status == 201, "\(role.text)")
-        let clp = try await api.send("PUT", "/schemas/_Role", json: ["classLevelPermissions": ["protectedFields": ["*": ["note"]]]], master: true)
+        let clp = try await api.send("PUT", "/schemas/_Role", json: ["classLevelPermissions": openPermissions(["protectedFields": ["*": ["note"]]])], master: true)
         #expect(clp.status == 200, "\(clp.text)")
         let refusal = "This user is not allowed to query note on class _Role"
         expectError(try await find(f, "/roles", ["where": ["note": ["$regex": "1234"]]], token: f.bob.token), 119, refusal)

@@ -174,7 +174,7 @@ import Testing
     /// Included objects go through the class-level permissions of their class: protected fields are left out.
     @Test func includedObjectsHideProtectedFields() async throws {
         let f = try await fixture()
-        let permissions: JSON = ["protectedFields": ["*": ["body"]]]
+        let permissions = openPermissions(["protectedFields": ["*": ["body"]]])
         let put = try await f.server.request("PUT", "/schemas/Post", json: ["classLevelPermissions": permissions], master: true)
         #expect(put.status == 200, "\(put.text)")
         // Queried directly, the field is hidden.

@@ -35,8 +35,9 @@ enum ClassPermissions {
         let userFieldsKey = operation.isRead ? "readUserFields" : "writeUserFields"
         let fields = (entry["pointerFields"]?.arrayValue ?? []) + (permissions[userFieldsKey]?.arrayValue ?? [])
         let names = fields.compactMap(\.stringValue)
-        // Reads without a user find nothing this way (Parse's `addPointerPermissions` drops the query).
-        if !names.isEmpty, context.user != nil || operation.isRead, operation != .create, operation != .addField {
+        // Without a user, nothing is found or written this way (Parse's `addPointerPermissions` drops the query:
+        // 101 for a write). `addField` this way holds only on an update of such an object (`ObjectWriter.extendSchema`).
+        if !names.isEmpty, operation != .create {
             return .ownedThrough(names)
         }
         throw ParseError(.operationForbidden, "Permission denied for action \(operation.rawValue) on class \(schema!.className).")
@@ -59,6 +60,31 @@ enum ClassPermissions {
             if value?["objectId"]?.stringValue == userId { return true }
             return value?.arrayValue?.contains { $0["objectId"]?.stringValue == userId } ?? false
         }
+    }
+
+    /// `protectedFields` entries `userField:<field>`: on an object whose `<field>` points to the caller (or lists
+    /// them), what is hidden is intersected with the entry's fields (Parse's `filterSensitiveData`).
+    static func userFieldRules(_ schema: ClassSchema, context: RequestContext) -> [(field: String, fields: Set<String>)] {
+        guard !context.isMaster, let entries = schema.classLevelPermissions?["protectedFields"]?.objectValue else { return [] }
+        return entries.compactMap { key, value in
+            guard key.hasPrefix("userField:"), let list = value.arrayValue else { return nil }
+            return (String(key.dropFirst("userField:".count)), Set(list.compactMap(\.stringValue)))
+        }
+    }
+
+    /// The fields hidden on one object: `hidden` (`protectedFields(_:context:)`), narrowed by the `userField:`
+    /// rules whose field points to the caller on this object.
+    static func protectedFields(_ hidden: Set<String>, of fields: [String: JSON], rules: [(field: String, fields: Set<String>)],
+                                context: RequestContext) -> Set<String> {
+        guard let userId = context.user?.id else { return hidden }
+        var result = hidden
+        for rule in rules {
+            let value = fields[rule.field]
+            let pointsToCaller = value?["objectId"]?.stringValue == userId
+                || (value?.arrayValue?.contains { $0["objectId"]?.stringValue == userId } ?? false)
+            if pointsToCaller { result.formIntersection(rule.fields) }
+        }
+        return result
     }
 
     /// Fields hidden from this caller by `protectedFields`: the intersection of every entry that applies.

@@ -33,16 +33,15 @@ enum RoleStore {
     }
 }
 
-/// The rules `_Role` adds to the generic save path: a name, set on creation and never changed (the
-/// database keeps it unique: 137), and an explicit ACL. The name's characters are checked by the
-/// SDKs only; Parse Server accepts any non-empty name, and so does Roost.
+/// The rules `_Role` adds to the generic save path: a name (the database keeps it unique: 137) and an
+/// explicit ACL on creation; an update may not delete the name (Parse's `validateRequiredColumns`). The
+/// name's characters, and that it never changes, are checked by the SDKs only: Parse Server accepts any
+/// non-empty name and a rename, and so does Roost (`ObjectWriter.update` then drops the cached roles).
 struct RoleRules: SaveRules {
     func check(_ changes: ObjectWriter.Changes, existing: StoredObject?) throws {
         let name = changes.operations["name"]
-        if let existing {
-            if let name, name != .set(existing.fields["name"] ?? .null) {
-                throw ParseError(.operationForbidden, "A role's name can only be set before it has been saved.")
-            }
+        if existing != nil {
+            if case .delete? = name { throw ParseError(.incorrectType, "name is required.") }
             return
         }
         guard case .set(.string(let text))? = name, !text.isEmpty else { throw ParseError(.incorrectType, "name is required.") }

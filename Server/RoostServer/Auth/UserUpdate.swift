@@ -19,7 +19,7 @@ enum UserUpdate {
             var user = try writableUser(userId, for: .update, from: schema, context: context, in: db)
             if setsCredentials, !context.isMaster, let caller = context.user { try checkStillEntitled(caller, userId, in: db) }
             try UserWriter.checkUnique(credentials, userId: userId, schema: schema, in: db)
-            let extended = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
+            let extended = try ObjectWriter.extendSchema(schema, with: changes.types, updating: user, context: context, in: db)
             user.fields = try UserWriter.applying(credentials, changes, to: user.fields)
             // Only the master key may lock a user out of their own record (Parse's `runDatabaseOperation`).
             if let acl = changes.acl { user.acl = context.isMaster ? acl : UserWriter.ownerACL(acl, userId: userId) }

@@ -92,16 +92,19 @@ enum ClassRoutes {
             try restrict(&options, access, in: schema)
             if options.explain { return try QueryExplanation.answer(options.find, in: schema, db: db) }
             let protected = ClassPermissions.protectedFields(schema, context: context)
+            let rules = ClassPermissions.userFieldRules(schema, context: context)
             options.keepRelationMarkers(of: schema)
             options.keepFieldsIncludedByAll(of: schema)
-            guard className == UserStore.className else {
+            guard className == UserStore.className || !rules.isEmpty else {
                 options.excludeKeys.formUnion(protected)
                 return try answer(options, in: schema, context: context, db: db)
             }
-            // `_User`: what is hidden depends on whose row it is.
+            // What is hidden depends on the row: whose user it is, whom its `userField:` fields point to.
             return try answer(options, in: schema, context: context, db: db) { row in
+                let rowProtected = rules.isEmpty ? protected
+                    : ClassPermissions.protectedFields(protected, of: try row.decoded().fields, rules: rules, context: context)
                 var visible = options
-                visible.excludeKeys.formUnion(hiddenKeys(of: row.objectId, className: className, protected: protected, context: context))
+                visible.excludeKeys.formUnion(hiddenKeys(of: row.objectId, className: className, protected: rowProtected, context: context))
                 return try visible.render(row)
             }
         }
@@ -175,12 +178,16 @@ enum ClassRoutes {
                 return nil
             }
             let grant = try ClassPermissions.check(.get, schema, context: context)
-            let protected = ClassPermissions.protectedFields(schema, context: context)
+            var protected = ClassPermissions.protectedFields(schema, context: context)
             options.keepRelationMarkers(of: schema)
             options.keepFieldsIncludedByAll(of: schema)
-            options.excludeKeys.formUnion(hiddenKeys(of: objectId, className: className, protected: protected, context: context))
             guard let row = try ObjectStore.fetch(objectId, from: schema, readableBy: context.aclSubjects, in: db) else { return nil }
             if grant != .all, !ClassPermissions.allows(grant, try row.decoded(), context: context) { return nil }
+            let rules = ClassPermissions.userFieldRules(schema, context: context)
+            if !rules.isEmpty {
+                protected = ClassPermissions.protectedFields(protected, of: try row.decoded().fields, rules: rules, context: context)
+            }
+            options.excludeKeys.formUnion(hiddenKeys(of: objectId, className: className, protected: protected, context: context))
             let object = try FileURLs(context: context).expand(try options.render(row), fields: FileURLs.fields(of: schema))
             if options.include.isEmpty { return object }
             return try IncludeResolver(context: context, db: db).resolve([object], schema: schema, paths: options.include, keys: options.includeKeys,

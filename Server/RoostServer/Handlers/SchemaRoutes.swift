@@ -123,7 +123,7 @@ enum SchemaRoutes {
                 let known = schema
                 try ClassPermissionsValidation.validate(permissions, fieldType: { known.type(of: $0) },
                                                         allowCustomObjectId: context.config.allowCustomObjectId)
-                schema.classLevelPermissions = permissions
+                schema.classLevelPermissions = ClassSchema.completed(permissions)
             }
             if let indexes = body["indexes"] { schema = try IndexStore.apply(indexes, to: schema, in: db) }
             try SchemaStore.save(schema, in: db)

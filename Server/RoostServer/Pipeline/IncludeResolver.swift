@@ -85,13 +85,15 @@ struct IncludeResolver {
             let grant = try? ClassPermissions.check(.get, schema, context: context)
         else { return [] }
         let hidden = ClassPermissions.protectedFields(schema, context: context)
+        let rules = ClassPermissions.userFieldRules(schema, context: context)
         let fileFields = FileURLs.fields(of: schema), urls = FileURLs(context: context)
         let rows = try ObjectStore.fetchMany(ids, from: schema, readableBy: context.aclSubjects, in: db)
         var objects: [JSON] = try rows.compactMap { row in
             let object = try row.decoded()
             guard ClassPermissions.allows(grant, object, context: context) else { return nil }
             // On `_User` the protected fields apply too (and other users' email and authData stay hidden).
-            var json = object.wireJSON(excluding: ClassRoutes.hiddenKeys(of: object.objectId, className: className, protected: hidden,
+            let protected = rules.isEmpty ? hidden : ClassPermissions.protectedFields(hidden, of: object.fields, rules: rules, context: context)
+            var json = object.wireJSON(excluding: ClassRoutes.hiddenKeys(of: object.objectId, className: className, protected: protected,
                                                                          context: context))
             json = try urls.expand(json, fields: fileFields)
             if case .object(var members) = json {

@@ -92,13 +92,15 @@ enum ObjectWriter {
             else { throw objectNotFound }
             let original = object
             try rules?.check(changes, existing: object)
-            let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
+            let schema = try schemaForWrite(className, changes, current: current, updating: object, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)
             RelationStore.addMarkers(to: &object.fields, schema: schema)  // A `Delete` does not remove a relation (Parse keeps its pairs).
             if let acl = changes.acl { object.acl = acl }
             object.updatedAt = max(ParseDate.now(), object.updatedAt)
             try ObjectStore.update(object, in: schema, in: db)
             try RelationStore.apply(changes.operations, className: className, objectId: objectId, in: db)
+            // A renamed role: the roles cached with each session name it by its old name.
+            if className == RoleStore.className, changes.operations["name"] != nil { db.changedAuthentication = true }
             return (object, original)
         }
         triggers.afterSave(object.wireJSON(excluding: []), original: original.wireJSON(excluding: []))
@@ -196,8 +198,8 @@ enum ObjectWriter {
     /// Step 2: the class schema, created on first write and extended with new fields.
     /// - Throws: 119 when the class does not exist and the client may not create classes; 111 on a type mismatch.
     /// - Parameter current: the schema when the caller already loaded it in this transaction.
-    static func schemaForWrite(_ className: String, _ changes: Changes, current: ClassSchema?? = nil, context: RequestContext,
-                               in db: SQLiteConnection) throws -> ClassSchema {
+    static func schemaForWrite(_ className: String, _ changes: Changes, current: ClassSchema?? = nil, updating object: StoredObject? = nil,
+                               context: RequestContext, in db: SQLiteConnection) throws -> ClassSchema {
         guard let schema = try current ?? SchemaStore.load(className, in: db) else {
             guard context.isMaster || context.config.allowClientClassCreation else {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
@@ -207,16 +209,24 @@ enum ObjectWriter {
             try IndexStore.indexNewPointers(changes.types, of: schema, in: db)
             return schema
         }
-        return try extendSchema(schema, with: changes.types, context: context, in: db)
+        return try extendSchema(schema, with: changes.types, updating: object, context: context, in: db)
     }
 
     /// Records the types of new fields; a field written with another type than recorded is refused.
-    /// - Throws: `ParseError` 111 on a type mismatch or a second GeoPoint field.
-    static func extendSchema(_ schema: ClassSchema, with types: [String: FieldType], context: RequestContext,
-                             in db: SQLiteConnection) throws -> ClassSchema {
+    /// - Parameter object: the object being updated (`nil` on create): pointer permissions on `addField` let a user
+    ///   add fields to the objects that point to them, and only while updating one (Parse's `canAddField`).
+    /// - Throws: `ParseError` 111 on a type mismatch or a second GeoPoint field; 119 or 101 when `addField` is refused.
+    static func extendSchema(_ schema: ClassSchema, with types: [String: FieldType], updating object: StoredObject? = nil,
+                             context: RequestContext, in db: SQLiteConnection) throws -> ClassSchema {
         var schema = schema
         if types.keys.contains(where: { schema.fields[$0] == nil }) {
-            _ = try ClassPermissions.check(.addField, schema, context: context)
+            let grant = try ClassPermissions.check(.addField, schema, context: context)
+            if grant != .all {
+                guard let object else {
+                    throw ParseError(.operationForbidden, "Permission denied for action addField on class \(schema.className).")
+                }
+                guard ClassPermissions.allows(grant, object, context: context) else { throw objectNotFound }
+            }
         }
         var added: [String: FieldType] = [:]
         for (key, type) in types {

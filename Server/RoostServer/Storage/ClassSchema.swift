@@ -37,6 +37,18 @@ public struct ClassSchema: Sendable, Equatable {
         "update": ["*": true], "delete": ["*": true], "addField": ["*": true], "protectedFields": ["*": []],
     ]
 
+    /// Permissions as set (`POST`/`PUT /schemas`), with every operation they leave out locked to the master
+    /// key, as Parse's storage adapters read them back (`{...emptyCLPS, ...stored}`): setting only
+    /// `readUserFields` makes finds go through that field, and creates master-only.
+    static func completed(_ permissions: JSON) -> JSON {
+        guard case .object(var entries) = permissions else { return permissions }
+        for operation in ["find", "count", "get", "create", "update", "delete", "addField", "protectedFields"]
+        where entries[operation] == nil {
+            entries[operation] = [:]
+        }
+        return .object(entries)
+    }
+
     /// The `GET /schemas/<Class>` form.
     var json: JSON {
         var allFields: [String: JSON] = [:]

@@ -35,7 +35,7 @@ enum SchemaStore {
             "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
             [.text(className), .text(encode(fields)), classLevelPermissions.map { .text($0.jsonText) } ?? .null])
         let schema = ClassSchema(id: db.lastInsertedRowID, className: className, fields: fields,
-                                 classLevelPermissions: classLevelPermissions, indexes: nil)
+                                 classLevelPermissions: classLevelPermissions.map(ClassSchema.completed), indexes: nil)
         try db.execute("""
             CREATE TABLE \(schema.tableName) (
                 objectId TEXT NOT NULL UNIQUE,
@@ -95,7 +95,7 @@ enum SchemaStore {
         let indexesText = row[4].text
         return ClassSchema(
             id: row[0].integer ?? 0, className: className, fields: fields,
-            classLevelPermissions: try clpText.map { try JSONParser.parse($0) },
+            classLevelPermissions: try clpText.map { ClassSchema.completed(try JSONParser.parse($0)) },
             indexes: try indexesText.map { try JSONParser.parse($0) })
     }
 }

@@ -183,6 +183,28 @@ import Testing
     }
 }
 
+extension ParseRelationSpecTests {
+    /// Parse's `$relatedTo` reads the relation's join table as it is (`DatabaseController.relatedIds`) and
+    /// `redirectClassNameForKey` reads only the schema: neither checks that the caller may read the owning object
+    /// or its relation field. The related objects' own ACLs and class-level permissions still apply.
+    @Test func relatedToDoesNotNeedTheOwnerReadable() async throws {
+        let api = try RecordingServer()
+        let reader = try await api.signUp("reader", "password")
+        let open = try await api.server.create("Item", ["name": "open"])
+        let hidden = try await api.server.create("Item", ["name": "hidden", "ACL": [:]])
+        let owner = try await api.server.create("Box", [
+            "ACL": [:], "items": ["__op": "AddRelation", "objects": [pointer("Item", open), pointer("Item", hidden)]],
+        ])
+        expectError(try await api.send("GET", "/classes/Box/\(owner)", token: reader.token), 101)
+        let related: JSON = ["$relatedTo": ["object": pointer("Box", owner), "key": "items"]]
+        for (className, extra) in [("Item", [String: String]()), ("Box", ["redirectClassNameForKey": "items"])] {
+            let found = try await api.send("GET", "/classes/\(className)", token: reader.token,
+                                           query: extra.merging(["where": related.jsonText]) { $1 })
+            #expect(found.json["results"]?.arrayValue?.map { $0["objectId"] } == [.string(open)], "\(className): \(found.text)")
+        }
+    }
+}
+
 private extension RecordingServer {
     /// `PUT /classes/<className>/<id>` with the master key off.
     func request(_ method: String, _ id: String, _ body: JSON, className: String = "ParentObject") async throws -> TestResponse {

@@ -173,4 +173,17 @@ import Testing
         #expect(try await count(pointer("_User", other.id)) == 0)
         #expect(try await count(.null) == 0)
     }
+
+    /// Parse Server lets a role be renamed over REST (only the JS SDK refuses it, locally); the new name
+    /// holds at once for its members. Deleting the name is refused, as Parse's required columns.
+    @Test func renamingARole() async throws {
+        let api = try RecordingServer()
+        let member = try await api.signUp("member", "password")
+        let roleId = try await role(api, "Old", users: [member])
+        let object = try await api.server.create("Secret", ["ACL": ["role:New": ["read": true]]])
+        expectError(try await api.send("GET", "/classes/Secret/\(object)", token: member.token), 101)
+        #expect(try await api.send("PUT", "/roles/\(roleId)", json: ["name": "New"], master: true).status == 200)
+        #expect(try await api.send("GET", "/classes/Secret/\(object)", token: member.token).status == 200)
+        expectError(try await api.send("PUT", "/roles/\(roleId)", json: ["name": ["__op": "Delete"]], master: true), 111, "name is required.")
+    }
 }

@@ -68,3 +68,12 @@ func isParseISODate(_ text: String?) -> Bool {
     guard let text else { return false }
     return text.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression) != nil
 }
+
+/// Class-level permissions open to everyone except for `overrides`: Parse locks every operation a
+/// `classLevelPermissions` leaves out to the master key, so a test that restricts one names the rest.
+func openPermissions(_ overrides: [String: JSON]) -> JSON {
+    var entries: [String: JSON] = [:]
+    for operation in ["find", "count", "get", "create", "update", "delete", "addField"] { entries[operation] = ["*": true] }
+    entries.merge(overrides) { $1 }
+    return .object(entries)
+}

@@ -144,6 +144,13 @@ import Testing
         for (constraint, code, message) in cases {
             expectParseError(try await s.query("Item", ["where": constraint]), code, message)
         }
+        // Operators take atoms (Pointer, Date, GeoPoint... or a scalar), not plain objects or arrays, but on Array fields.
+        expectParseError(try await s.query("Item", ["where": ["n": ["$lt": ["a": 1]]]]), 107, #"bad atom: {"a":1}"#)
+        expectParseError(try await s.query("Item", ["where": ["name": ["$ne": [1, 2]]]]), 107, "bad atom: [1,2]")
+        expectParseError(try await s.query("Item", ["where": ["name": ["$in": ["a", ["b": 1]]]]]), 107, #"bad atom: {"b":1}"#)
+        expectParseError(try await s.query("Item", ["where": ["name.x": ["$nin": [["b": 1]]]]]), 107, #"bad atom: {"b":1}"#)
+        #expect(try await s.names("Item", where: ["tags": ["$ne": ["y": 1]]]) == ["a"])
+        #expect(try await s.names("Item", where: ["n": ["$in": [1, date("2024-01-01T00:00:00.000Z")]]]) == ["a"])
         // Regexes and values may mix otherwise, as MongoDB takes them.
         #expect(try await s.names("Item", where: ["tags": ["$all": [["$regex": "^x"], "x"]]]) == ["a"])
         #expect(try await s.names("Item", where: ["tags": ["$all": [["$regex": "^x"], "y"]]]) == [])

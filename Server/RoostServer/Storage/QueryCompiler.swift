@@ -178,6 +178,7 @@ struct QueryCompiler {
     }
 
     private func compile(_ key: String, _ condition: FieldCondition) throws -> SQLFragment {
+        try checkAtoms(key, condition)
         switch condition {
         case .equalTo(let value):
             try refuseRelativeTime(key, value)
@@ -350,5 +351,31 @@ struct QueryCompiler {
         guard case .object(let members) = value, members["$relativeTime"] != nil else { return }
         if let type = recordedType(key), type != .date { throw ParseError(.invalidJSON, RelativeTime.onlyDates) }
         throw ParseError(.invalidJSON, RelativeTime.onlyComparisons)
+    }
+
+    /// Parse (MongoTransform) refuses a plain object or an array inside `$ne`, `$lt`…, `$in`, `$nin` or
+    /// `$containedBy` (`bad atom: …`) but on Array fields. (Parse also refuses one as a plain equality's value,
+    /// `You cannot use … as a query parameter.`; we match it whole, as our tests of such equality expect.)
+    private func checkAtoms(_ key: String, _ condition: FieldCondition) throws {
+        func isAtom(_ value: JSON) -> Bool {
+            switch value {
+            case .array: return false
+            case .object(let members):
+                if members.isEmpty || members["$relativeTime"] != nil { return true }  // `{}` matches `{}`; resolved later.
+                return ["Pointer", "Date", "Bytes", "GeoPoint", "Polygon", "File"].contains(members["__type"]?.stringValue ?? "")
+            default: return true
+            }
+        }
+        let arrayField = isArrayField(key)
+        switch condition {
+        case .notEqualTo(let value), .lessThan(let value), .lessThanOrEqualTo(let value), .greaterThan(let value),
+            .greaterThanOrEqualTo(let value):
+            if arrayField || isAtom(value) { return }
+            throw ParseError(.invalidJSON, "bad atom: \(value.jsonText)")
+        case .containedIn(let values), .notContainedIn(let values), .containedBy(let values):
+            if arrayField { return }
+            if let bad = values.first(where: { !isAtom($0) }) { throw ParseError(.invalidJSON, "bad atom: \(bad.jsonText)") }
+        default: return
+        }
     }
 }

@@ -110,8 +110,15 @@ extension QueryConstraint {
             if RelativeTime.operand(operand) != nil {
                 throw ParseError(.invalidJSON, RelativeTime.onlyComparisons)
             }
-            guard let flag = operand.boolValue else { throw ParseError(.invalidJSON, "bad $exists value") }
-            return .exists(flag)
+            // Parse passes the atom to MongoDB, which reads it by truth: numbers other than 0 and every string
+            // are true, null is false; objects and arrays are not atoms.
+            switch operand {
+            case .bool(let flag): return .exists(flag)
+            case .number(let number): return .exists(number != 0)
+            case .string: return .exists(true)
+            case .null: return .exists(false)
+            default: throw ParseError(.invalidJSON, "bad atom: \(operand.jsonText)")
+            }
         case "$regex":
             guard let pattern = operand.stringValue else { throw ParseError(.invalidJSON, "bad regex: " + JavaScriptString.of(operand)) }
             let options = members["$options"]?.stringValue ?? ""

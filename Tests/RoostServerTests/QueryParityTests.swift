@@ -41,6 +41,7 @@ import Testing
         ])
         #expect(try await s.names("Pet", where: ["owner": ["$in": [.string(people[0]), .string(people[1])]]]) == ["rex", "tom"])
         #expect(try await s.names("Pet", where: ["owner": ["$nin": [.string(people[0])]]]) == ["kit", "tom"])
+        #expect(try await s.names("Pet", where: ["owner": ["$ne": .string(people[1])]]) == ["kit", "rex"])
         // Ids and pointers mixed, as Parse takes them.
         #expect(try await s.names("Pet", where: ["owner": ["$in": [.string(people[0]), pointer("Person", people[2])]]]) == ["kit", "rex"])
         // A plain equality with an id is still no match (Parse compares it with `Person$<id>`).
@@ -151,6 +152,12 @@ import Testing
         expectParseError(try await s.query("Item", ["where": ["name.x": ["$nin": [["b": 1]]]]]), 107, #"bad atom: {"b":1}"#)
         #expect(try await s.names("Item", where: ["tags": ["$ne": ["y": 1]]]) == ["a"])
         #expect(try await s.names("Item", where: ["n": ["$in": [1, date("2024-01-01T00:00:00.000Z")]]]) == ["a"])
+        // `$exists` reads its operand by truth, as MongoDB does.
+        #expect(try await s.names("Item", where: ["n": ["$exists": 1]]) == ["a"])
+        #expect(try await s.names("Item", where: ["n": ["$exists": 0]]) == [])
+        #expect(try await s.names("Item", where: ["n": ["$exists": "false"]]) == ["a"])
+        #expect(try await s.names("Item", where: ["missing": ["$exists": .null]]) == ["a"])
+        expectParseError(try await s.query("Item", ["where": ["n": ["$exists": ["x": 1]]]]), 107, #"bad atom: {"x":1}"#)
         // Regexes and values may mix otherwise, as MongoDB takes them.
         #expect(try await s.names("Item", where: ["tags": ["$all": [["$regex": "^x"], "x"]]]) == ["a"])
         #expect(try await s.names("Item", where: ["tags": ["$all": [["$regex": "^x"], "y"]]]) == [])

@@ -185,7 +185,7 @@ struct QueryCompiler {
             return equality(key, value)
         case .notEqualTo(let value):
             try refuseRelativeTime(key, value)
-            let equal = equality(key, value)
+            let equal = equality(key, pointersForIds(key, [value])[0])
             // A missing field is "not equal" too: NULL comparisons count as false.
             return SQLFragment(sql: "NOT COALESCE((\(equal.sql)), 0)", arguments: equal.arguments)
         case .lessThan(let value): return comparison(key, "<", try resolvingRelativeTime(key, value, "$lt"))
@@ -316,8 +316,9 @@ struct QueryCompiler {
         return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: elementTest) : scalar
     }
 
-    /// Plain objectIds in the `$in`/`$nin` of a Pointer field name objects of its target class, as Parse reads
-    /// them (`<targetClass>$<id>`).
+    /// Plain objectIds in the `$in`/`$nin`/`$ne` of a Pointer field name objects of its target class, as Parse
+    /// reads them (`<targetClass>$<id>`). (`$eq` would too, but it reaches us as a plain equality, which Parse
+    /// compares with the id itself: no match.)
     private func pointersForIds(_ key: String, _ values: [JSON]) -> [JSON] {
         guard case .pointer(let target)? = schema.fields[key] else { return values }
         return values.map { value in

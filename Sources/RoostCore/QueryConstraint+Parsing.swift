@@ -120,12 +120,14 @@ extension QueryConstraint {
             default: throw ParseError(.invalidJSON, "bad atom: \(operand.jsonText)")
             }
         case "$regex":
-            guard let pattern = operand.stringValue else { throw ParseError(.invalidJSON, "bad regex: " + JavaScriptString.of(operand)) }
-            let options = members["$options"]?.stringValue ?? ""
-            guard options.allSatisfy({ "imxs".contains($0) }) else {
+            // Parse's validateQuery tests a string `$options` (`^[imxs]+$`, so not empty) before anything else, when
+            // `$regex` is truthy.
+            if JavaScriptString.isTruthy(operand), case .string(let options)? = members["$options"],
+                options.isEmpty || !options.allSatisfy({ "imxs".contains($0) }) {
                 throw ParseError(.invalidQuery, "Bad $options value for query: \(options)")
             }
-            return .matchesRegex(pattern, options: options)
+            guard let pattern = operand.stringValue else { throw ParseError(.invalidJSON, "bad regex: " + JavaScriptString.of(operand)) }
+            return .matchesRegex(pattern, options: members["$options"]?.stringValue ?? "")
         case "$text":
             return .matchesText(try TextSearch.parse(operand))
         case "$select", "$dontSelect":

@@ -123,6 +123,8 @@ import Testing
             (["tags": ["$containedBy": "x"]], 107, "bad $containedBy: should be an array"),
             (["name": ["$regex": 5]], 107, "bad regex: 5"),
             (["name": ["$regex": ["a"]]], 107, "bad regex: a"),
+            (["name": ["$regex": "a", "$options": ""]], 102, "Bad $options value for query: "),
+            (["name": ["$regex": 5, "$options": "q"]], 102, "Bad $options value for query: q"),
             (["$or": ["n": 1]], 102, "Bad $or format - use an array value."),
             (["$and": 1], 102, "Bad $and format - use an array value."),
             (["$nor": 1], 102, "Bad $nor format - use an array of at least 1 value."),

@@ -1,0 +1,38 @@
+import RoostCore
+
+/// Keys as paths into a row's JSON: dot paths, array indexes, and arrays where a path ends (MongoDB's dot notation).
+extension QueryCompiler {
+    /// The SQLite JSON path of a key: `sender.group` is `$.sender.group`; a numeric part indexes an
+    /// array (`items.1.value` is `$.items[1].value`), as in MongoDB's dot notation.
+    func jsonPath(_ key: String) -> String {
+        guard key.contains(".") else { return "$." + key }
+        var path = "$"
+        for (index, part) in key.split(separator: ".").enumerated() {
+            if index > 0, part.utf8.count <= 9, part.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+                path += "[\(part)]"
+            } else if index == 0 || Names.isValidIdentifier(String(part)) {
+                path += "." + part
+            } else {
+                path += ".\"\(part)\""  // Letters, digits and `_` only (`isQueryableKey`): nothing to escape.
+            }
+        }
+        return path
+    }
+
+    /// A dot path may end at an array (`sender.group` with `group: ["A", "B"]`), whose elements then match
+    /// one by one, as MongoDB matches them; only the stored value can tell.
+    func isDotPath(_ key: String) -> Bool { key.contains(".") }
+
+    /// `scalar`, or, when a dot path ends at an array, `element` (a test on `element`) for any of its elements.
+    func scalarOrAnyElement(_ key: String, scalar: SQLFragment, element: SQLFragment) -> SQLFragment {
+        let path = jsonPath(key)
+        return SQLFragment(
+            sql: "(\(scalar.sql)) OR (json_type(data, '\(path)') = 'array' AND \(anyElement(key, element.sql)))",
+            arguments: scalar.arguments + element.arguments)
+    }
+
+    /// `EXISTS` an element of the array at `key` passing `test` (on `element`).
+    func anyElement(_ key: String, _ test: String) -> String {
+        "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))"
+    }
+}

@@ -27,6 +27,21 @@ import Testing
         #expect(try await s.names("Msg", where: ["items.0": ["$lt": 5]]) == ["ab", "ac"])
         #expect(try await s.names("Msg", where: ["items.0": 7]) == ["b"])
         #expect(try await s.names("Msg", where: ["items.1": ["$exists": false]]) == ["b", "none"])
+        // Arrays of objects on the way are crossed, as MongoDB crosses them.
+        _ = try await s.createAll("Post", [
+            ["name": "p1", "comments": [["author": "ann", "likes": 3], ["author": "bob", "likes": 9]]],
+            ["name": "p2", "comments": [["author": "cy", "likes": 1]], "meta": ["tags": [["k": "x"], ["k": "y"]]]],
+            ["name": "p3", "comments": []],
+        ])
+        #expect(try await s.names("Post", where: ["comments.author": "bob"]) == ["p1"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$in": ["cy", "ann"]]]) == ["p1", "p2"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$ne": "ann"]]) == ["p2", "p3"])
+        #expect(try await s.names("Post", where: ["comments.likes": ["$gt": 5]]) == ["p1"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$regex": "^c"]]) == ["p2"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$exists": true]]) == ["p1", "p2"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$exists": false]]) == ["p3"])
+        #expect(try await s.names("Post", where: ["meta.tags.k": "y"]) == ["p2"])
+        #expect(try await s.names("Post", where: ["comments.1.author": "bob"]) == ["p1"])
         // Order by an indexed path too.
         #expect(try await s.orderedNames("Msg", ["where": ["items.0": ["$exists": true]], "order": "-items.0"]) == ["b", "ac", "ab"])
     }

@@ -23,12 +23,21 @@ extension QueryCompiler {
     /// one by one, as MongoDB matches them; only the stored value can tell.
     func isDotPath(_ key: String) -> Bool { key.contains(".") }
 
-    /// `scalar`, or, when a dot path ends at an array, `element` (a test on `element`) for any of its elements.
+    /// `scalar`, or, when a dot path ends at an array, `element` (a test on `element`) for any of its elements; when
+    /// the path crosses an array of objects on the way (`comments.author`), for any value it reaches
+    /// (`roost_path_values`, which reads the row's JSON: only for rows where the plain path finds nothing).
     func scalarOrAnyElement(_ key: String, scalar: SQLFragment, element: SQLFragment) -> SQLFragment {
         let path = jsonPath(key)
         return SQLFragment(
-            sql: "(\(scalar.sql)) OR (json_type(data, '\(path)') = 'array' AND \(anyElement(key, element.sql)))",
-            arguments: scalar.arguments + element.arguments)
+            sql: "(\(scalar.sql)) OR (json_type(data, '\(path)') = 'array' AND \(anyElement(key, element.sql)))"
+                + " OR (json_type(data, '\(path)') IS NULL AND EXISTS (SELECT 1 FROM json_each(roost_path_values(data, ?)) AS element WHERE \(element.sql)))",
+            arguments: scalar.arguments + element.arguments + [.text(key)] + element.arguments)
+    }
+
+    /// A dot path reaches something: directly, or through arrays of objects on the way.
+    func dotPathExists(_ key: String) -> SQLFragment {
+        SQLFragment(sql: "json_type(data, '\(jsonPath(key))') IS NOT NULL OR json_array_length(roost_path_values(data, ?)) > 0",
+                    arguments: [.text(key)])
     }
 
     /// `EXISTS` an element of the array at `key` passing `test` (on `element`).

@@ -170,6 +170,10 @@ struct QueryCompiler {
             switch key {
             case "objectId", "createdAt", "updatedAt": return SQLFragment(sql: flag ? "1" : "0", arguments: [])
             default:
+                if isDotPath(key) {
+                    let exists = dotPathExists(key)
+                    return flag ? exists : SQLFragment(sql: "NOT COALESCE((\(exists.sql)), 0)", arguments: exists.arguments)
+                }
                 let test = "json_type(data, '\(jsonPath(key))') IS \(flag ? "NOT " : "")NULL"
                 return SQLFragment(sql: test, arguments: [])
             }

@@ -9,6 +9,12 @@ static inline int roost_sqlite3_bind_text(sqlite3_stmt *statement, int index, co
     return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
 }
 
+/// The same for a function's text result: SQLite copies it.
+static inline void roost_sqlite3_result_text(sqlite3_context *context, const char *text, int length)
+{
+    sqlite3_result_text(context, text, length, SQLITE_TRANSIENT);
+}
+
 /// sqlite3_config is variadic, which Swift cannot call. Turns off SQLite's allocation statistics:
 /// with them on, every sqlite3_malloc of every connection takes one process-wide mutex.
 /// Only works before SQLite initializes (returns SQLITE_MISUSE after).

@@ -13,4 +13,14 @@ public enum JavaScriptString {
         case .object, .encodedFragment: return "[object Object]"
         }
     }
+
+    /// JavaScript's truthiness of a JSON value: false, 0, NaN, "" and null are false.
+    public static func isTruthy(_ value: JSON) -> Bool {
+        switch value {
+        case .null, .bool(false): false
+        case .number(let number): number != 0 && !number.isNaN
+        case .string(let text): !text.isEmpty
+        default: true
+        }
+    }
 }

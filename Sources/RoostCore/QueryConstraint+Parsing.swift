@@ -110,15 +110,24 @@ extension QueryConstraint {
             if RelativeTime.operand(operand) != nil {
                 throw ParseError(.invalidJSON, RelativeTime.onlyComparisons)
             }
-            guard let flag = operand.boolValue else { throw ParseError(.invalidJSON, "bad $exists value") }
-            return .exists(flag)
+            // Parse passes the atom to MongoDB, which reads it by truth: numbers other than 0 and every string
+            // are true, null is false; objects and arrays are not atoms.
+            switch operand {
+            case .bool(let flag): return .exists(flag)
+            case .number(let number): return .exists(number != 0)
+            case .string: return .exists(true)
+            case .null: return .exists(false)
+            default: throw ParseError(.invalidJSON, "bad atom: \(operand.jsonText)")
+            }
         case "$regex":
-            guard let pattern = operand.stringValue else { throw ParseError(.invalidJSON, "bad regex: " + JavaScriptString.of(operand)) }
-            let options = members["$options"]?.stringValue ?? ""
-            guard options.allSatisfy({ "imxs".contains($0) }) else {
+            // Parse's validateQuery tests a string `$options` (`^[imxs]+$`, so not empty) before anything else, when
+            // `$regex` is truthy.
+            if JavaScriptString.isTruthy(operand), case .string(let options)? = members["$options"],
+                options.isEmpty || !options.allSatisfy({ "imxs".contains($0) }) {
                 throw ParseError(.invalidQuery, "Bad $options value for query: \(options)")
             }
-            return .matchesRegex(pattern, options: options)
+            guard let pattern = operand.stringValue else { throw ParseError(.invalidJSON, "bad regex: " + JavaScriptString.of(operand)) }
+            return .matchesRegex(pattern, options: members["$options"]?.stringValue ?? "")
         case "$text":
             return .matchesText(try TextSearch.parse(operand))
         case "$select", "$dontSelect":

@@ -58,13 +58,8 @@ extension RelativeTime {
     /// The `$relativeTime` of an operand `{"$relativeTime": …}`, when it is there and truthy in JavaScript's sense
     /// (Parse tests `val.$relativeTime`; a falsy one leaves the operand an ordinary value).
     public static func operand(_ value: JSON) -> JSON? {
-        guard case .object(let members) = value, let relative = members["$relativeTime"] else { return nil }
-        switch relative {
-        case .null, .bool(false): return nil
-        case .number(let number) where number == 0 || number.isNaN: return nil
-        case .string(let text) where text.isEmpty: return nil
-        default: return relative
-        }
+        guard case .object(let members) = value, let relative = members["$relativeTime"], JavaScriptString.isTruthy(relative) else { return nil }
+        return relative
     }
 
     public static let onlyComparisons = "$relativeTime can only be used with the $lt, $lte, $gt, and $gte operators"

@@ -27,6 +27,21 @@ import Testing
         #expect(try await s.names("Msg", where: ["items.0": ["$lt": 5]]) == ["ab", "ac"])
         #expect(try await s.names("Msg", where: ["items.0": 7]) == ["b"])
         #expect(try await s.names("Msg", where: ["items.1": ["$exists": false]]) == ["b", "none"])
+        // Arrays of objects on the way are crossed, as MongoDB crosses them.
+        _ = try await s.createAll("Post", [
+            ["name": "p1", "comments": [["author": "ann", "likes": 3], ["author": "bob", "likes": 9]]],
+            ["name": "p2", "comments": [["author": "cy", "likes": 1]], "meta": ["tags": [["k": "x"], ["k": "y"]]]],
+            ["name": "p3", "comments": []],
+        ])
+        #expect(try await s.names("Post", where: ["comments.author": "bob"]) == ["p1"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$in": ["cy", "ann"]]]) == ["p1", "p2"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$ne": "ann"]]) == ["p2", "p3"])
+        #expect(try await s.names("Post", where: ["comments.likes": ["$gt": 5]]) == ["p1"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$regex": "^c"]]) == ["p2"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$exists": true]]) == ["p1", "p2"])
+        #expect(try await s.names("Post", where: ["comments.author": ["$exists": false]]) == ["p3"])
+        #expect(try await s.names("Post", where: ["meta.tags.k": "y"]) == ["p2"])
+        #expect(try await s.names("Post", where: ["comments.1.author": "bob"]) == ["p1"])
         // Order by an indexed path too.
         #expect(try await s.orderedNames("Msg", ["where": ["items.0": ["$exists": true]], "order": "-items.0"]) == ["b", "ac", "ab"])
     }
@@ -41,6 +56,7 @@ import Testing
         ])
         #expect(try await s.names("Pet", where: ["owner": ["$in": [.string(people[0]), .string(people[1])]]]) == ["rex", "tom"])
         #expect(try await s.names("Pet", where: ["owner": ["$nin": [.string(people[0])]]]) == ["kit", "tom"])
+        #expect(try await s.names("Pet", where: ["owner": ["$ne": .string(people[1])]]) == ["kit", "rex"])
         // Ids and pointers mixed, as Parse takes them.
         #expect(try await s.names("Pet", where: ["owner": ["$in": [.string(people[0]), pointer("Person", people[2])]]]) == ["kit", "rex"])
         // A plain equality with an id is still no match (Parse compares it with `Person$<id>`).
@@ -122,6 +138,8 @@ import Testing
             (["tags": ["$containedBy": "x"]], 107, "bad $containedBy: should be an array"),
             (["name": ["$regex": 5]], 107, "bad regex: 5"),
             (["name": ["$regex": ["a"]]], 107, "bad regex: a"),
+            (["name": ["$regex": "a", "$options": ""]], 102, "Bad $options value for query: "),
+            (["name": ["$regex": 5, "$options": "q"]], 102, "Bad $options value for query: q"),
             (["$or": ["n": 1]], 102, "Bad $or format - use an array value."),
             (["$and": 1], 102, "Bad $and format - use an array value."),
             (["$nor": 1], 102, "Bad $nor format - use an array of at least 1 value."),
@@ -144,6 +162,19 @@ import Testing
         for (constraint, code, message) in cases {
             expectParseError(try await s.query("Item", ["where": constraint]), code, message)
         }
+        // Operators take atoms (Pointer, Date, GeoPoint... or a scalar), not plain objects or arrays, but on Array fields.
+        expectParseError(try await s.query("Item", ["where": ["n": ["$lt": ["a": 1]]]]), 107, #"bad atom: {"a":1}"#)
+        expectParseError(try await s.query("Item", ["where": ["name": ["$ne": [1, 2]]]]), 107, "bad atom: [1,2]")
+        expectParseError(try await s.query("Item", ["where": ["name": ["$in": ["a", ["b": 1]]]]]), 107, #"bad atom: {"b":1}"#)
+        expectParseError(try await s.query("Item", ["where": ["name.x": ["$nin": [["b": 1]]]]]), 107, #"bad atom: {"b":1}"#)
+        #expect(try await s.names("Item", where: ["tags": ["$ne": ["y": 1]]]) == ["a"])
+        #expect(try await s.names("Item", where: ["n": ["$in": [1, date("2024-01-01T00:00:00.000Z")]]]) == ["a"])
+        // `$exists` reads its operand by truth, as MongoDB does.
+        #expect(try await s.names("Item", where: ["n": ["$exists": 1]]) == ["a"])
+        #expect(try await s.names("Item", where: ["n": ["$exists": 0]]) == [])
+        #expect(try await s.names("Item", where: ["n": ["$exists": "false"]]) == ["a"])
+        #expect(try await s.names("Item", where: ["missing": ["$exists": .null]]) == ["a"])
+        expectParseError(try await s.query("Item", ["where": ["n": ["$exists": ["x": 1]]]]), 107, #"bad atom: {"x":1}"#)
         // Regexes and values may mix otherwise, as MongoDB takes them.
         #expect(try await s.names("Item", where: ["tags": ["$all": [["$regex": "^x"], "x"]]]) == ["a"])
         #expect(try await s.names("Item", where: ["tags": ["$all": [["$regex": "^x"], "y"]]]) == [])

@@ -68,40 +68,6 @@ struct QueryCompiler {
         return SQLFragment(sql: sql.joined(separator: " \(op) "), arguments: arguments)
     }
 
-    /// The SQLite JSON path of a key: `sender.group` is `$.sender.group`; a numeric part indexes an
-    /// array (`items.1.value` is `$.items[1].value`), as in MongoDB's dot notation.
-    func jsonPath(_ key: String) -> String {
-        guard key.contains(".") else { return "$." + key }
-        var path = "$"
-        for (index, part) in key.split(separator: ".").enumerated() {
-            if index > 0, part.utf8.count <= 9, part.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-                path += "[\(part)]"
-            } else if index == 0 || Names.isValidIdentifier(String(part)) {
-                path += "." + part
-            } else {
-                path += ".\"\(part)\""  // Letters, digits and `_` only (`isQueryableKey`): nothing to escape.
-            }
-        }
-        return path
-    }
-
-    /// A dot path may end at an array (`sender.group` with `group: ["A", "B"]`), whose elements then match
-    /// one by one, as MongoDB matches them; only the stored value can tell.
-    func isDotPath(_ key: String) -> Bool { key.contains(".") }
-
-    /// `scalar`, or, when a dot path ends at an array, `element` (a test on `element`) for any of its elements.
-    func scalarOrAnyElement(_ key: String, scalar: SQLFragment, element: SQLFragment) -> SQLFragment {
-        let path = jsonPath(key)
-        return SQLFragment(
-            sql: "(\(scalar.sql)) OR (json_type(data, '\(path)') = 'array' AND \(anyElement(key, element.sql)))",
-            arguments: scalar.arguments + element.arguments)
-    }
-
-    /// `EXISTS` an element of the array at `key` passing `test` (on `element`).
-    func anyElement(_ key: String, _ test: String) -> String {
-        "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE \(test))"
-    }
-
     /// The SQL expression and bound value that compare a key against `value`
     /// (Dates by their ISO text, Pointers by objectId, built-in dates by milliseconds).
     func operand(_ key: String, _ value: JSON) -> (String, SQLValue) {
@@ -178,13 +144,14 @@ struct QueryCompiler {
     }
 
     private func compile(_ key: String, _ condition: FieldCondition) throws -> SQLFragment {
+        try checkAtoms(key, condition)
         switch condition {
         case .equalTo(let value):
             try refuseRelativeTime(key, value)
             return equality(key, value)
         case .notEqualTo(let value):
             try refuseRelativeTime(key, value)
-            let equal = equality(key, value)
+            let equal = equality(key, pointersForIds(key, [value])[0])
             // A missing field is "not equal" too: NULL comparisons count as false.
             return SQLFragment(sql: "NOT COALESCE((\(equal.sql)), 0)", arguments: equal.arguments)
         case .lessThan(let value): return comparison(key, "<", try resolvingRelativeTime(key, value, "$lt"))
@@ -203,6 +170,10 @@ struct QueryCompiler {
             switch key {
             case "objectId", "createdAt", "updatedAt": return SQLFragment(sql: flag ? "1" : "0", arguments: [])
             default:
+                if isDotPath(key) {
+                    let exists = dotPathExists(key)
+                    return flag ? exists : SQLFragment(sql: "NOT COALESCE((\(exists.sql)), 0)", arguments: exists.arguments)
+                }
                 let test = "json_type(data, '\(jsonPath(key))') IS \(flag ? "NOT " : "")NULL"
                 return SQLFragment(sql: test, arguments: [])
             }
@@ -313,42 +284,5 @@ struct QueryCompiler {
         let typeTest = fieldGuard(key, value)
         let scalar = SQLFragment(sql: guarded("\(expression) \(op) ?", typeTest), arguments: [bound])
         return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: elementTest) : scalar
-    }
-
-    /// Plain objectIds in the `$in`/`$nin` of a Pointer field name objects of its target class, as Parse reads
-    /// them (`<targetClass>$<id>`).
-    private func pointersForIds(_ key: String, _ values: [JSON]) -> [JSON] {
-        guard case .pointer(let target)? = schema.fields[key] else { return values }
-        return values.map { value in
-            if case .string(let id) = value { return WireValue.pointer(target, id) }
-            return value
-        }
-    }
-
-    /// The type `$relativeTime` is checked against: the schema's, with the built-in dates.
-    private func recordedType(_ key: String) -> FieldType? {
-        switch key {
-        case "createdAt", "updatedAt": .date
-        case "objectId": .string
-        default: schema.fields[key]
-        }
-    }
-
-    /// A `{"$relativeTime": …}` operand as the Date it names now, with Parse's 107s: only on Date fields (or keys the
-    /// schema does not know), and only text Parse's `relativeTimeToDate` reads.
-    private func resolvingRelativeTime(_ key: String, _ value: JSON, _ op: String) throws -> JSON {
-        guard case .object(let members) = value, let relative = members["$relativeTime"] else { return value }
-        if let type = recordedType(key), type != .date { throw ParseError(.invalidJSON, RelativeTime.onlyDates) }
-        switch RelativeTime.resolve(JavaScriptString.of(relative), now: .now()) {
-        case .success(let date): return ["__type": "Date", "iso": .string(date.iso)]
-        case .failure(let failure): throw ParseError(.invalidJSON, "bad $relativeTime (\(op)) value. \(failure.info)")
-        }
-    }
-
-    /// `$eq`/`$ne` of a `$relativeTime`: refused, after the same field check as the comparisons.
-    private func refuseRelativeTime(_ key: String, _ value: JSON) throws {
-        guard case .object(let members) = value, members["$relativeTime"] != nil else { return }
-        if let type = recordedType(key), type != .date { throw ParseError(.invalidJSON, RelativeTime.onlyDates) }
-        throw ParseError(.invalidJSON, RelativeTime.onlyComparisons)
     }
 }

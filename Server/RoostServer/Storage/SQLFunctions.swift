@@ -6,7 +6,8 @@ import RoostCore
 /// - `roost_regexp(value, pattern, options)`: 1 when the string matches (`$regex`);
 /// - `roost_geo_distance(lat1, lng1, lat2, lng2)`: great-circle distance in radians;
 /// - `roost_geo_in_polygon(lat, lng, '[[lat,lng],...]')`: 1 when the point is inside;
-/// - `roost_text_score(value, term, language, flags)`: a `$text` relevance, 0 for no match (flags: 1 case, 2 diacritics sensitive).
+/// - `roost_text_score(value, term, language, flags)`: a `$text` relevance, 0 for no match (flags: 1 case, 2 diacritics sensitive);
+/// - `roost_path_values(data, 'a.b.c')`: the JSON array of the values a dot path reaches through arrays (`PathValues`).
 /// See https://sqlite.org/c3ref/create_function.html
 enum SQLFunctions {
     static func register(on handle: OpaquePointer, budget: QueryBudget) {
@@ -15,6 +16,7 @@ enum SQLFunctions {
         sqlite3_create_function_v2(handle, "roost_regexp", 3, flags, cache, regexp, nil, nil, releaseCache)
         sqlite3_create_function_v2(handle, "roost_geo_distance", 4, flags, nil, geoDistance, nil, nil, nil)
         sqlite3_create_function_v2(handle, "roost_geo_in_polygon", 3, flags, nil, geoInPolygon, nil, nil, nil)
+        sqlite3_create_function_v2(handle, "roost_path_values", 2, flags, nil, pathValues, nil, nil, nil)
         let matchers = Unmanaged.passRetained(TextMatcherCache()).toOpaque()
         sqlite3_create_function_v2(handle, "roost_text_score", 4, flags, matchers, textScore, nil, nil, releaseTextMatchers)
     }
@@ -129,6 +131,17 @@ private let geoInPolygon: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
         return
     }
     sqlite3_result_int(context, GeoMath.contains(points.map { ($0[0], $0[1]) }, lat, lng) ? 1 : 0)
+}
+
+private let pathValues: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let data = text(arguments[0]), let path = text(arguments[1]),
+        let document = try? JSONParser.parse(data)
+    else {
+        roost_sqlite3_result_text(context, "[]", -1)
+        return
+    }
+    let reached = JSON.array(PathValues.values(in: document, path: path.split(separator: ".").map(String.init))).jsonText
+    roost_sqlite3_result_text(context, reached, -1)
 }
 
 /// Spherical geometry on degrees.

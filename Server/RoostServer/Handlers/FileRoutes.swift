@@ -10,13 +10,16 @@ import RoostCore
 extension RoostServer {
     func handleFile(_ request: HTTPRequest, segments: [String]) throws -> HTTPResponse {
         switch (request.method, segments.count) {
-        case ("GET", 3): return download(applicationId: segments[1], name: segments[2])
+        case ("GET", 3): return download(applicationId: segments[1], name: segments[2], range: request.headers["range"])
         // Metadata needs a files adapter that keeps it; Parse answers `{}` for adapters without.
         case ("GET", 4) where segments[2] == "metadata": return encode(APIResponse(body: [:]))
         case ("POST", 1): throw ParseError(.invalidFileName, "Filename not provided.")
         case ("POST", 2): return try upload(request, name: segments[1])
         case ("DELETE", 2): return try deleteFile(request, name: segments[1])
-        default: throw APIError.routeNotFound(method: request.method, path: "/" + segments.joined(separator: "/"))
+        default:
+            // Parse hands other paths to its API, which asks for the app id first.
+            _ = try Credentials(headers: request.headers).authorize(config, clientAddress: request.clientAddress)
+            throw APIError.routeNotFound(method: request.method, path: "/" + segments.joined(separator: "/"))
         }
     }
 
@@ -52,12 +55,16 @@ extension RoostServer {
         return response
     }
 
-    private func download(applicationId: String, name: String) -> HTTPResponse {
+    private func download(applicationId: String, name: String, range: String?) -> HTTPResponse {
         guard applicationId == config.applicationId else {
             return encode(APIResponse(status: 403, body: ParseError(.operationForbidden, "Invalid application ID.").json))
         }
         guard let data = files.read(name) else {
             return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Array("File not found.".utf8))
+        }
+        if let range = FileRange(header: range, size: data.count) {
+            let headers = FileStore.servingHeaders(of: name) + [("Accept-Ranges", "bytes"), ("Content-Range", range.contentRange)]
+            return HTTPResponse(status: 206, headers: headers, body: Array(Array(data)[range.start..<range.end]))
         }
         return HTTPResponse(status: 200, headers: FileStore.servingHeaders(of: name), body: Array(data))
     }

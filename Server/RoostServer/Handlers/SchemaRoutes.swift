@@ -125,7 +125,13 @@ enum SchemaRoutes {
                                                         allowCustomObjectId: context.config.allowCustomObjectId)
                 schema.classLevelPermissions = permissions
             }
-            if let indexes = body["indexes"] { schema = try IndexStore.apply(indexes, to: schema, in: db) }
+            if let indexes = body["indexes"] {
+                schema = try IndexStore.apply(indexes, to: schema, in: db)
+                // Parse re-reads the collection's indexes after a change and lists its primary key's among them.
+                var listed = schema.indexes?.objectValue ?? [:]
+                listed["_id_"] = ["_id": 1]
+                schema.indexes = .object(listed)
+            }
             try SchemaStore.save(schema, in: db)
             return schema
         }

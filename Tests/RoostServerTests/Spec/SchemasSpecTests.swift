@@ -385,4 +385,59 @@ import Testing
         #expect(added.json == .object(withNewField))
         #expect(try await server.request("GET", "/schemas/_User", master: true).json == .object(withNewField))
     }
+
+    // spec: schemas.spec.js: cannot create index if field does not exist
+    // spec: schemas.spec.js: can create index on default field
+    // spec: schemas.spec.js: cannot create compound index if field does not exist
+    // spec: schemas.spec.js: allows add index when you create a class
+    // spec: schemas.spec.js: empty index returns nothing
+    // spec: schemas.spec.js: lets you add indexes
+    // spec: schemas.spec.js: lets you add multiple indexes
+    // spec: schemas.spec.js: lets you delete indexes
+    // spec: schemas.spec.js: lets you delete multiple indexes
+    // spec: schemas.spec.js: lets you add and delete indexes
+    // spec: schemas.spec.js: cannot delete index that does not exist
+    // spec: schemas.spec.js: cannot update index that exist
+    @Test func indexes() async throws {
+        let server = try TestServer()
+        func put(_ className: String, _ body: JSON) async throws -> TestResponse {
+            try await server.request("PUT", "/schemas/\(className)", json: body, master: true)
+        }
+        #expect(try await server.request("POST", "/schemas/NewClass", json: [:], master: true).status == 200)
+        expectError(try await put("NewClass", ["indexes": ["name1": ["aString": 1]]]), 102, "Field aString does not exist, cannot add index.")
+        #expect(try await put("NewClass", ["indexes": ["name1": ["createdAt": 1]]]).json["indexes"]?["name1"] == ["createdAt": 1])
+        expectError(try await put("NewClass", ["fields": ["aString": ["type": "String"]], "indexes": ["name2": ["aString": 1, "bString": 1]]]),
+                    102, "Field bString does not exist, cannot add index.")
+
+        let created = try await server.request("POST", "/schemas", json: [
+            "className": "Indexed", "fields": ["aString": ["type": "String"]], "indexes": ["name1": ["aString": 1]],
+        ], master: true)
+        var expected = Self.schema("Indexed", ["aString": ["type": "String"]]).objectValue!
+        expected["indexes"] = ["name1": ["aString": 1]]
+        #expect(created.json == .object(expected))
+        let empty = try await server.request("POST", "/schemas", json: [
+            "className": "Unindexed", "fields": ["aString": ["type": "String"]], "indexes": [:],
+        ], master: true)
+        #expect(empty.json == Self.schema("Unindexed", ["aString": ["type": "String"]]))
+
+        let strings: [String: JSON] = ["aString": ["type": "String"], "bString": ["type": "String"], "cString": ["type": "String"],
+                                       "dString": ["type": "String"]]
+        _ = try await server.request("POST", "/schemas/Multi", json: [:], master: true)
+        let added = try await put("Multi", ["fields": .object(strings), "indexes": [
+            "name1": ["aString": 1], "name2": ["bString": 1], "name3": ["cString": 1],
+        ]])
+        var multi = Self.schema("Multi", strings).objectValue!
+        multi["indexes"] = ["_id_": ["_id": 1], "name1": ["aString": 1], "name2": ["bString": 1], "name3": ["cString": 1]]
+        #expect(added.json == .object(multi))
+        #expect(try await server.request("GET", "/schemas/Multi", master: true).json == .object(multi))
+        let deleted = try await put("Multi", ["indexes": ["name1": ["__op": "Delete"], "name2": ["__op": "Delete"]]])
+        #expect(deleted.json["indexes"] == ["_id_": ["_id": 1], "name3": ["cString": 1]])
+        let again = try await put("Multi", ["indexes": ["name4": ["dString": 1]]])
+        #expect(again.json["indexes"] == ["_id_": ["_id": 1], "name3": ["cString": 1], "name4": ["dString": 1]])
+        #expect(try await put("Multi", ["indexes": ["name3": ["__op": "Delete"], "name4": ["__op": "Delete"]]]).json["indexes"] == ["_id_": ["_id": 1]])
+
+        expectError(try await put("Multi", ["indexes": ["unknownIndex": ["__op": "Delete"]]]), 102, "Index unknownIndex does not exist, cannot delete.")
+        _ = try await put("Multi", ["indexes": ["name1": ["aString": 1]]])
+        expectError(try await put("Multi", ["indexes": ["name1": ["bString": 1]]]), 102, "Index name1 exists, cannot update.")
+    }
 }

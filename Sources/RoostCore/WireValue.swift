@@ -31,7 +31,14 @@ public enum WireValue {
         case .array(let elements): return .array(try elements.map { try validateNested($0) })
         case .object(let members):
             if let type = members["__type"]?.stringValue, type != "Object" {
-                return try validateTyped(type, members).1
+                let normalized = try validateTyped(type, members).1
+                // A File inside an Object or Array keeps the URL it was saved with: Parse stores such values as
+                // they come (only File fields are kept by name, their URL made when read).
+                if type == "File", case .object(var file) = normalized, let url = members["url"], case .string = url {
+                    file["url"] = url
+                    return .object(file)
+                }
+                return normalized
             }
             var result: [String: JSON] = [:]
             for (key, member) in members {

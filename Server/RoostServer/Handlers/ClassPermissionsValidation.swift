@@ -13,6 +13,7 @@ enum ClassPermissionsValidation {
     ///   - allowCustomObjectId: user ids of any shape are accepted as keys then (Parse's `allowCustomObjectId`).
     /// - Throws: `ParseError` 107 with Parse's message for the first problem found.
     static func validate(_ value: JSON, fieldType type: (String) -> FieldType?, allowCustomObjectId: Bool) throws {
+        if value == .null { return }  // Parse's `validateCLP` skips a missing value: the class falls back to the defaults.
         guard case .object(let entries) = value else {
             // Parse walks a string's indexes as keys; other shapes are refused here rather than stored.
             if let text = value.stringValue, !text.isEmpty { throw invalid("0 is not a valid operation for class level permissions") }

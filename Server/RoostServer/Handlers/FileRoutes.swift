@@ -16,7 +16,10 @@ extension RoostServer {
         case ("POST", 1): throw ParseError(.invalidFileName, "Filename not provided.")
         case ("POST", 2): return try upload(request, name: segments[1])
         case ("DELETE", 2): return try deleteFile(request, name: segments[1])
-        default: throw APIError.routeNotFound(method: request.method, path: "/" + segments.joined(separator: "/"))
+        default:
+            // Parse hands other paths to its API, which asks for the app id first.
+            _ = try Credentials(headers: request.headers).authorize(config, clientAddress: request.clientAddress)
+            throw APIError.routeNotFound(method: request.method, path: "/" + segments.joined(separator: "/"))
         }
     }
 
@@ -65,7 +68,12 @@ extension RoostServer {
         if FileCaching.isFresh(request.headers, etag: file.etag, modifiedSeconds: file.modifiedSeconds) {
             return HTTPResponse(status: 304, headers: validators)
         }
-        return HTTPResponse(status: 200, headers: FileStore.servingHeaders(of: name) + validators, body: Array(file.bytes))
+        let headers = FileStore.servingHeaders(of: name) + validators
+        if let range = FileRange(header: request.headers["range"], size: file.bytes.count) {
+            return HTTPResponse(status: 206, headers: headers + [("Accept-Ranges", "bytes"), ("Content-Range", range.contentRange)],
+                                body: Array(file.bytes[range.start..<range.end]))
+        }
+        return HTTPResponse(status: 200, headers: headers, body: Array(file.bytes))
     }
 
     private func deleteFile(_ request: HTTPRequest, name: String) throws -> HTTPResponse {

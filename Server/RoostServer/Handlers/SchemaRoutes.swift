@@ -78,7 +78,8 @@ enum SchemaRoutes {
             fields[name] = try fieldType(name, value)
         }
         try ClassSchema.checkSingleGeoPoint(fields)
-        let permissions = body["classLevelPermissions"]
+        // `null` is no permissions: the defaults. (JSON takes a `nil` literal as its own null, hence `.none`.)
+        let permissions: JSON? = body["classLevelPermissions"] == .null ? .none : body["classLevelPermissions"]
         if let permissions {
             try ClassPermissionsValidation.validate(permissions, fieldType: { fields[$0] ?? ClassSchema.defaultFields[$0] },
                                                     allowCustomObjectId: context.config.allowCustomObjectId)
@@ -123,9 +124,16 @@ enum SchemaRoutes {
                 let known = schema
                 try ClassPermissionsValidation.validate(permissions, fieldType: { known.type(of: $0) },
                                                         allowCustomObjectId: context.config.allowCustomObjectId)
-                schema.classLevelPermissions = ClassSchema.completed(permissions)
+                // null: back to the defaults.
+                schema.classLevelPermissions = permissions == .null ? JSON?.none : ClassSchema.completed(permissions)
             }
-            if let indexes = body["indexes"] { schema = try IndexStore.apply(indexes, to: schema, in: db) }
+            if let indexes = body["indexes"] {
+                schema = try IndexStore.apply(indexes, to: schema, in: db)
+                // Parse re-reads the collection's indexes after a change and lists its primary key's among them.
+                var listed = schema.indexes?.objectValue ?? [:]
+                listed["_id_"] = ["_id": 1]
+                schema.indexes = .object(listed)
+            }
             try SchemaStore.save(schema, in: db)
             return schema
         }

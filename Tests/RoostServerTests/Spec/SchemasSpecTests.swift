@@ -255,7 +255,8 @@ import Testing
         }
         // Nothing was stored: the class was not created, and AClass keeps its permissions.
         expectError(try await server.request("GET", "/schemas/BClass", master: true), 103)
-        #expect(try await server.request("GET", "/schemas/AClass", master: true).json["classLevelPermissions"] == Self.defaultPermissions)
+        let reset = try await server.request("GET", "/schemas/AClass", master: true)
+        #expect(reset.json["classLevelPermissions"] == Self.defaultPermissions, "\(reset.text)")
     }
 
     /// Parse's other `validateCLP` refusals: pointer permissions name Pointer<_User> or Array fields; protected fields exist
@@ -384,5 +385,132 @@ import Testing
         withNewField["fields"] = .object(withNewField["fields"]!.objectValue!.merging(["newField": ["type": "String"]]) { $1 })
         #expect(added.json == .object(withNewField))
         #expect(try await server.request("GET", "/schemas/_User", master: true).json == .object(withNewField))
+    }
+
+    // spec: schemas.spec.js: cannot create index if field does not exist
+    // spec: schemas.spec.js: can create index on default field
+    // spec: schemas.spec.js: cannot create compound index if field does not exist
+    // spec: schemas.spec.js: allows add index when you create a class
+    // spec: schemas.spec.js: empty index returns nothing
+    // spec: schemas.spec.js: lets you add indexes
+    // spec: schemas.spec.js: lets you add multiple indexes
+    // spec: schemas.spec.js: lets you delete indexes
+    // spec: schemas.spec.js: lets you delete multiple indexes
+    // spec: schemas.spec.js: lets you add and delete indexes
+    // spec: schemas.spec.js: cannot delete index that does not exist
+    // spec: schemas.spec.js: cannot update index that exist
+    @Test func indexes() async throws {
+        let server = try TestServer()
+        func put(_ className: String, _ body: JSON) async throws -> TestResponse {
+            try await server.request("PUT", "/schemas/\(className)", json: body, master: true)
+        }
+        #expect(try await server.request("POST", "/schemas/NewClass", json: [:], master: true).status == 200)
+        expectError(try await put("NewClass", ["indexes": ["name1": ["aString": 1]]]), 102, "Field aString does not exist, cannot add index.")
+        #expect(try await put("NewClass", ["indexes": ["name1": ["createdAt": 1]]]).json["indexes"]?["name1"] == ["createdAt": 1])
+        expectError(try await put("NewClass", ["fields": ["aString": ["type": "String"]], "indexes": ["name2": ["aString": 1, "bString": 1]]]),
+                    102, "Field bString does not exist, cannot add index.")
+
+        let created = try await server.request("POST", "/schemas", json: [
+            "className": "Indexed", "fields": ["aString": ["type": "String"]], "indexes": ["name1": ["aString": 1]],
+        ], master: true)
+        var expected = Self.schema("Indexed", ["aString": ["type": "String"]]).objectValue!
+        expected["indexes"] = ["name1": ["aString": 1]]
+        #expect(created.json == .object(expected))
+        let empty = try await server.request("POST", "/schemas", json: [
+            "className": "Unindexed", "fields": ["aString": ["type": "String"]], "indexes": [:],
+        ], master: true)
+        #expect(empty.json == Self.schema("Unindexed", ["aString": ["type": "String"]]))
+
+        let strings: [String: JSON] = ["aString": ["type": "String"], "bString": ["type": "String"], "cString": ["type": "String"],
+                                       "dString": ["type": "String"]]
+        _ = try await server.request("POST", "/schemas/Multi", json: [:], master: true)
+        let added = try await put("Multi", ["fields": .object(strings), "indexes": [
+            "name1": ["aString": 1], "name2": ["bString": 1], "name3": ["cString": 1],
+        ]])
+        var multi = Self.schema("Multi", strings).objectValue!
+        multi["indexes"] = ["_id_": ["_id": 1], "name1": ["aString": 1], "name2": ["bString": 1], "name3": ["cString": 1]]
+        #expect(added.json == .object(multi))
+        #expect(try await server.request("GET", "/schemas/Multi", master: true).json == .object(multi))
+        let deleted = try await put("Multi", ["indexes": ["name1": ["__op": "Delete"], "name2": ["__op": "Delete"]]])
+        #expect(deleted.json["indexes"] == ["_id_": ["_id": 1], "name3": ["cString": 1]])
+        let again = try await put("Multi", ["indexes": ["name4": ["dString": 1]]])
+        #expect(again.json["indexes"] == ["_id_": ["_id": 1], "name3": ["cString": 1], "name4": ["dString": 1]])
+        #expect(try await put("Multi", ["indexes": ["name3": ["__op": "Delete"], "name4": ["__op": "Delete"]]]).json["indexes"] == ["_id_": ["_id": 1]])
+
+        expectError(try await put("Multi", ["indexes": ["unknownIndex": ["__op": "Delete"]]]), 102, "Index unknownIndex does not exist, cannot delete.")
+        _ = try await put("Multi", ["indexes": ["name1": ["aString": 1]]])
+        expectError(try await put("Multi", ["indexes": ["name1": ["bString": 1]]]), 102, "Index name1 exists, cannot update.")
+    }
+
+    // spec: schemas.spec.js: validate CLP 1
+    // spec: schemas.spec.js: validate CLP 2
+    // spec: schemas.spec.js: validate CLP 3
+    // spec: schemas.spec.js: validate CLP 4
+    // spec: schemas.spec.js: regression test for #1991
+    // spec: schemas.spec.js: can login when addFields is false (issue #1355)
+    // spec: schemas.spec.js: can query with include and CLP (issue #2005)
+    // spec: schemas.spec.js: regression test for #2246
+    @Test func rolesAndPermissions() async throws {
+        let server = try TestServer(arguments: fastHashing)
+        func signUp(_ name: String) async throws -> (id: String, token: [String: String]) {
+            let response = try await server.request("POST", "/users", json: ["username": .string(name), "password": .string(name)])
+            return (response.json["objectId"]?.stringValue ?? "", ["X-Parse-Session-Token": response.json["sessionToken"]?.stringValue ?? ""])
+        }
+        let user = try await signUp("user"), admin = try await signUp("admin")
+        let role = try await server.request("POST", "/roles", json: [
+            "name": "admin", "ACL": [:], "users": ["__op": "AddRelation", "objects": [pointer("_User", admin.id)]],
+        ], master: true)
+        #expect(role.status == 201, "\(role.text)")
+        func find(_ session: [String: String]) async throws -> TestResponse {
+            try await server.request("GET", "/classes/AClass", headers: session)
+        }
+        let denied = "Permission denied for action find on class AClass."
+        #expect(try await Self.setPermissions(server, "AClass", ["find": ["role:admin": true]]).status == 200)
+        _ = try await server.request("POST", "/classes/AClass", json: [:], master: true)
+        expectError(try await find(user.token), 119, denied)
+        #expect(try await find(admin.token).json["results"]?.arrayValue?.count == 1)
+        // A misspelt operation is refused and changes nothing.
+        #expect(try await Self.setPermissions(server, "AClass", ["found": ["role:admin": true]], method: "PUT").status == 400)
+        expectError(try await find(user.token), 119, denied)
+        _ = try await Self.setPermissions(server, "AClass", ["find": ["role:admin": true, "*": true]], method: "PUT")
+        #expect(try await find(user.token).json["results"]?.arrayValue?.count == 1)
+        _ = try await Self.setPermissions(server, "AClass", ["find": ["role:admin": true]], method: "PUT")
+        expectError(try await find(user.token), 119, denied)
+        // null: back to the defaults.
+        #expect(try await Self.setPermissions(server, "AClass", .null, method: "PUT").status == 200)
+        #expect(try await find(user.token).json["results"]?.arrayValue?.count == 1)
+        let reset = try await server.request("GET", "/schemas/AClass", master: true)
+        #expect(reset.json["classLevelPermissions"] == Self.defaultPermissions, "\(reset.text)")
+
+        // #1991: a role member deletes what only the role may delete.
+        _ = try await Self.setPermissions(server, "AnObject", [
+            "get": ["*": true], "find": ["*": true], "create": ["*": true], "update": ["role:admin": true], "delete": ["role:admin": true],
+        ])
+        let object = try await server.create("AnObject", [:])
+        expectError(try await server.request("DELETE", "/classes/AnObject/\(object)", headers: user.token), 119)
+        #expect(try await server.request("DELETE", "/classes/AnObject/\(object)", headers: admin.token).status == 200)
+        #expect(try await server.results("AnObject").isEmpty)
+
+        // #1355: signing up creates no field the class-level permissions would have to allow.
+        _ = try await Self.setPermissions(server, "_User", ["create": ["*": true], "addField": [:]], method: "PUT")
+        #expect(try await server.request("POST", "/users", json: ["username": "foo", "password": "bar"]).json["username"] == nil)
+        #expect(try await server.request("POST", "/login", json: ["username": "foo", "password": "bar"]).json["username"] == "foo")
+
+        // #2005: an included object whose class may not be found is still included (a get).
+        _ = try await Self.setPermissions(server, "AnotherObject", [
+            "get": ["*": true], "find": [:], "create": ["*": true], "update": ["*": true], "delete": ["*": true], "addField": ["*": true],
+        ])
+        let another = try await server.create("AnotherObject", [:])
+        _ = try await server.create("Holder", ["anotherObject": pointer("AnotherObject", another)])
+        let included = try await server.find("Holder", ["include": "anotherObject"])
+        #expect(included.json["results"]?.arrayValue?.first?["anotherObject"]?["createdAt"] != nil, "\(included.text)")
+
+        // #2246: readUserFields/writeUserFields on a profile do not hide it from its user's own include.
+        let profile = try await server.request("POST", "/classes/UserProfile", json: ["user": pointer("_User", user.id)], headers: user.token)
+        let profileId = try #require(profile.json["objectId"]?.stringValue)
+        _ = try await server.request("PUT", "/users/\(user.id)", json: ["userProfile": pointer("UserProfile", profileId)], master: true)
+        _ = try await Self.setPermissions(server, "UserProfile", ["readUserFields": ["user"], "writeUserFields": ["user"]], method: "PUT")
+        let me = try await server.request("GET", "/users/\(user.id)", headers: user.token, query: ["include": "userProfile"])
+        #expect(me.json["userProfile"]?["createdAt"] != nil, "\(me.text)")
     }
 }

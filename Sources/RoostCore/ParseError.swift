@@ -60,7 +60,13 @@ public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The wire form: `{"code": n, "error": "message"}`.
-    public var json: JSON { .object(["code": .number(Double(code.rawValue)), "error": .string(message)]) }
+    /// `{"code": n, "error": message}`; only `{"code": n}` for an empty message, as Parse Server answers the
+    /// errors it throws without one (`new Parse.Error(code)`).
+    public var json: JSON {
+        var members: [String: JSON] = ["code": .number(Double(code.rawValue))]
+        if !message.isEmpty { members["error"] = .string(message) }
+        return .object(members)
+    }
 
     public var description: String { "ParseError(\(code.rawValue)): \(message)" }
 }

@@ -12,14 +12,16 @@ enum LogIn {
             if let upgraded { try UserStore.setPasswordHash(upgraded, of: user.objectId, in: db) }
             return try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
         }
-        return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false, sessionToken: token))
+        return APIResponse(body: try UserRoutes.withFileURLs(
+            UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false, sessionToken: token), context: context))
     }
 
     /// `GET/POST /verifyPassword`: the credentials are checked as for a log-in, and the user is
     /// answered without starting a session (Parse's `handleVerifyPassword`).
     static func verifyPassword(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
         let (user, _, _) = try authenticate(request, context: context)
-        return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false))
+        return APIResponse(body: try UserRoutes.withFileURLs(UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false),
+                                                             context: context))
     }
 
     /// `POST /loginAs` (master key): a new session for the user named by `userId` in the body or the
@@ -36,7 +38,8 @@ enum LogIn {
             let token = try UserWriter.startSession(for: userId, action: "login", provider: "masterkey", context: context, in: db)
             return (user, token)
         }
-        return APIResponse(body: UserStore.wireJSON(user, viewerId: user.objectId, isMaster: true, sessionToken: token))
+        return APIResponse(body: try UserRoutes.withFileURLs(
+            UserStore.wireJSON(user, viewerId: user.objectId, isMaster: true, sessionToken: token), context: context))
     }
 
     /// The user whose credentials the request carries, with the stored hash and the password given.

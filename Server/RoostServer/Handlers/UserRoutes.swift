@@ -32,7 +32,15 @@ enum UserRoutes {
         guard let caller = context.user else { throw ParseError(.invalidSessionToken, "Invalid session token") }
         let user = try context.read { db in try UserStore.fetch(caller.id, in: db) }
         guard let user else { throw ParseError(.invalidSessionToken, "Invalid session token") }
-        return APIResponse(body: UserStore.wireJSON(user, viewerId: caller.id, isMaster: context.isMaster, sessionToken: caller.sessionToken))
+        return APIResponse(body: try withFileURLs(
+            UserStore.wireJSON(user, viewerId: caller.id, isMaster: context.isMaster, sessionToken: caller.sessionToken), context: context))
+    }
+
+    /// A user as answered by `/users/me` and the log-ins: with the `url` of each File field, as Parse's
+    /// `expandFilesInObject` adds it.
+    static func withFileURLs(_ user: JSON, context: RequestContext) throws -> JSON {
+        guard let schema = try context.read({ db in try SchemaStore.load(UserStore.className, in: db) }) else { return user }
+        return try FileURLs(context: context).expand(user, fields: FileURLs.fields(of: schema))
     }
 
     /// `ClassRoutes.get` on `_User`, plus the session token when the caller reads their own user.

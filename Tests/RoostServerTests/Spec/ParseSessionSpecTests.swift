@@ -56,4 +56,17 @@ import Testing
         #expect(try await api.send("GET", "/sessions/\(firstId)", master: true).json["user"]?["objectId"] == .string(firstUser))
         #expect(try await api.send("GET", "/sessions/\(secondId)", master: true).json["user"]?["objectId"] == .string(secondUser))
     }
+
+    /// Parse's `RestWrite.handleSession` refuses these changes of a session with a bare `Parse.Error(105)`:
+    /// the body is `{"code":105}`, with no `error`.
+    @Test func refusedSessionChangesHaveNoMessage() async throws {
+        let api = try RecordingServer()
+        let users = try await setUpTestUsers(api)
+        let session = try #require(try await api.send("GET", "/sessions/me", token: users[0].token).json["objectId"]?.stringValue)
+        for body: JSON in [["installationId": "other"], ["sessionToken": "r:mine"], ["user": pointer("_User", users[1].id)]] {
+            let refused = try await api.send("PUT", "/sessions/\(session)", json: body, token: users[0].token)
+            #expect(refused.status == 400)
+            #expect(refused.text == #"{"code":105}"#, "\(body): \(refused.text)")
+        }
+    }
 }

@@ -448,4 +448,19 @@ import Testing
         #expect(isSessionToken(response.json["sessionToken"]?.stringValue))
         #expect(try await sessionCount(api) == 1)
     }
+
+    // spec: ParseUser.spec.js: user login with files
+    @Test func logInWithAFile() async throws {
+        let api = try RecordingServer()
+        // Uploads need a registered user (Parse's default); the spec's test server allows public ones.
+        let uploader = try await api.signUp("uploader", "password")
+        let upload = try await api.server.request("POST", "/files/yolo.txt", body: Data([1, 2, 3]),
+                                                  headers: ["Content-Type": "text/plain", "X-Parse-Session-Token": uploader.token])
+        #expect(upload.status == 201, "\(upload.text)")
+        let name = try #require(upload.json["name"]?.stringValue)
+        _ = try await api.signUp("asdf", "zxcv", ["file": ["__type": "File", "name": .string(name)]])
+        let login = try await api.send("POST", "/login", json: ["username": "asdf", "password": "zxcv"])
+        #expect(login.json["file"]?["name"] == .string(name))
+        #expect(login.json["file"]?["url"]?.stringValue?.hasSuffix(name) == true)
+    }
 }

@@ -536,4 +536,30 @@ import Testing
             #expect(try await server.request("GET", "/classes/test_7371/\(id)", master: true).json["a"] == ["b": 2])
         }
     }
+
+    // spec: schemas.spec.js: responds with all fields when getting incomplete schema
+    // spec-differs: schemas.spec.js: regression test for #4409 (indexes override the clp) -- Parse fills the operations a write leaves out with {} (master key only); Roost keeps them out, which leaves them public
+    @Test func systemClassFieldsAndPermissions() async throws {
+        let server = try TestServer()
+        let installation = try await server.request("POST", "/installations", json: ["installationId": "a1b2c3", "deviceType": "ios"])
+        #expect(installation.status == 201, "\(installation.text)")
+        let expected = Self.schema("_Installation", [
+            "installationId": ["type": "String"], "deviceToken": ["type": "String"], "channels": ["type": "Array"],
+            "deviceType": ["type": "String"], "pushType": ["type": "String"], "GCMSenderId": ["type": "String"],
+            "timeZone": ["type": "String"], "badge": ["type": "Number"], "appIdentifier": ["type": "String"],
+            "localeIdentifier": ["type": "String"], "appVersion": ["type": "String"], "appName": ["type": "String"],
+            "parseVersion": ["type": "String"],
+        ])
+        var schema = try await server.request("GET", "/schemas/_Installation", master: true).json.objectValue ?? [:]
+        schema["indexes"] = nil
+        #expect(JSON.object(schema) == expected)
+
+        let permissions: JSON = ["get": ["*": true], "find": ["*": true], "count": ["*": true], "create": ["*": true]]
+        #expect(try await Self.setPermissions(server, "_Role", permissions, method: "PUT").status == 200)
+        #expect(try await server.request("GET", "/schemas/_Role", master: true).json["classLevelPermissions"] == permissions)
+        // What Roost leaves out stays open: a client may still update a role it may write.
+        let role = try await server.request("POST", "/roles", json: ["name": "Editors", "ACL": ["*": ["read": true, "write": true]]])
+        let id = try #require(role.json["objectId"]?.stringValue)
+        #expect(try await server.request("PUT", "/roles/\(id)", json: ["note": "x"]).status == 200)
+    }
 }

@@ -562,4 +562,13 @@ import Testing
         let id = try #require(role.json["objectId"]?.stringValue)
         #expect(try await server.request("PUT", "/roles/\(id)", json: ["note": "x"]).status == 200)
     }
+
+    // spec: schemas.spec.js: should reject creating class schema with field with invalid key
+    // spec: schemas.spec.js: should reject creating invalid field name
+    @Test func invalidFieldNames() async throws {
+        let server = try TestServer()
+        let schema = try await server.request("POST", "/schemas/AnObject", json: ["fields": ["1invalid": ["type": "String"]]], master: true)
+        expectError(schema, 105, "invalid field name: 1invalid")
+        expectError(try await server.request("POST", "/classes/AnObject", json: ["!12field": "field"]), 105)
+    }
 }

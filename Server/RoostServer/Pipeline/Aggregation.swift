@@ -68,7 +68,9 @@ struct Aggregation {
     static func lookup(_ path: String, in document: Document) -> JSON? {
         var current: JSON? = .object(document)
         for (index, part) in path.split(separator: ".").enumerated() {
-            let key = index == 0 && part == "_id" ? "objectId" : String(part)
+            // `_id`, `_created_at` and `_updated_at` are MongoDB's names of `objectId`, `createdAt` and `updatedAt`.
+            let renamed = ["_id": "objectId", "_created_at": "createdAt", "_updated_at": "updatedAt"]
+            let key = index == 0 ? renamed[String(part)] ?? String(part) : String(part)
             current = current?[key]
         }
         return current
@@ -80,6 +82,9 @@ struct Aggregation {
         case .string(let text) where text.hasPrefix("$"): return lookup(String(text.dropFirst()), in: document) ?? .null
         case .object(let members) where !members.keys.contains(where: { $0.hasPrefix("$") }):
             return .object(members.mapValues { evaluate($0, in: document) })
+        case .object(let members) where members.count == 1 && AggregationExpression.operators.contains(members.keys.first!):
+            let (op, argument) = members.first!
+            return AggregationExpression.apply(op, argument) { evaluate($0, in: document) }
         default: return expression
         }
     }

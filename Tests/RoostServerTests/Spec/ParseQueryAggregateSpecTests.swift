@@ -249,6 +249,47 @@ import Testing
         #expect(user["score"] == 10)
     }
 
+    // spec: ParseQuery.Aggregate.spec.js: group by date object
+    // spec: ParseQuery.Aggregate.spec.js: group by date object transform
+    // spec: ParseQuery.Aggregate.spec.js: group and multiply transform
+    // spec: ParseQuery.Aggregate.spec.js: project and multiply transform
+    // spec: ParseQuery.Aggregate.spec.js: can group by any date field (it does not work if you have dirty data)
+    // spec: ParseQuery.Aggregate.spec.js: should aggregate with Date object (directAccess)
+    @Test func expressions() async throws {
+        let server = try TestServer()
+        let made = try await server.request("POST", "/classes/Stamp", json: [:])
+        let createdAt = try #require(made.json["createdAt"]?.stringValue)
+        let parts = createdAt.split(whereSeparator: { "-T".contains($0) }).prefix(3).compactMap { Double($0) }
+        for (day, month, year) in [("$_updated_at", "$_created_at", "$_created_at"), ("$updatedAt", "$createdAt", "$createdAt")] {
+            let grouped = try await Self.results(server, in: "Stamp", Self.pipeline(["$group": [
+                "_id": ["day": ["$dayOfMonth": .string(day)], "month": ["$month": .string(month)], "year": ["$year": .string(year)]],
+                "count": ["$sum": 1],
+            ]]))
+            #expect(grouped.first?["objectId"] == ["day": .number(parts[2]), "month": .number(parts[1]), "year": .number(parts[0])], "\(grouped)")
+        }
+
+        _ = try await server.createAll("Item", [["name": "item a", "quantity": 2, "price": 10], ["name": "item b", "quantity": 5, "price": 5]])
+        let total = try await Self.results(server, in: "Item", Self.pipeline(["$group": ["_id": nil, "total": ["$sum": ["$multiply": ["$quantity", "$price"]]]]]))
+        #expect(total == [["objectId": nil, "total": 45]])
+        let projected = try await Self.results(server, in: "Item", Self.pipeline(
+            ["$match": ["quantity": ["$exists": true]]], ["$project": ["name": 1, "total": ["$multiply": ["$quantity", "$price"]]]]))
+        #expect(Set(projected.map { [$0["name"], $0["total"]] }) == [["item a", 20], ["item b", 25]])
+
+        _ = try await server.createAll("Dirty", [
+            ["dateField2019": date("1990-12-01T00:00:00.000Z")], ["dateField2019": date("1990-06-01T00:00:00.000Z")],
+            ["dateField2019": date("1990-12-01T00:00:00.000Z")], ["other": 1],
+        ])
+        let byDate = try await Self.results(server, in: "Dirty", Self.pipeline(
+            ["$match": ["dateField2019": ["$exists": true]]],
+            ["$group": ["_id": ["day": ["$dayOfMonth": "$dateField2019"], "month": ["$month": "$dateField2019"], "year": ["$year": "$dateField2019"]],
+                        "count": ["$sum": 1]]]))
+        #expect(byDate.compactMap { $0["count"]?.numberValue }.sorted() == [1, 2])
+
+        _ = try await server.create("Dated", ["date": date("2026-01-01T00:00:00.000Z")])
+        let now = date(ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: "Z", with: ".000Z"))
+        #expect(try await Self.results(server, in: "Dated", Self.pipeline(["$match": ["date": ["$lte": now]]])).count == 1)
+    }
+
     /// A File field is answered with its `url`, as a find answers it (clients decoding files need it).
     @Test func filesCarryTheirURL() async throws {
         let server = try TestServer()

@@ -294,6 +294,7 @@ import Testing
 
     // spec: schemas.spec.js: should aceept class-level permission with userid of any length
     // spec: schemas.spec.js: should allow set class-level permission for custom userid of any length and chars
+    // spec: schemas.spec.js: should allow set ACL for custom userid
     @Test func userIdKeysFollowTheObjectIdOption() async throws {
         let plain = try TestServer()
         let eleven = try await Self.setPermissions(plain, "AClass", ["find": ["e1evenChars": true]])
@@ -305,6 +306,11 @@ import Testing
         let symbols = try await Self.setPermissions(custom, "AClass", ["find": ["set:ID+symbol$=@llowed": true, "1": true]])
         #expect(symbols.json["classLevelPermissions"]?["find"]?["set:ID+symbol$=@llowed"] == true, "\(symbols.text)")
         #expect(symbols.json["classLevelPermissions"]?["find"]?["1"] == true)
+        let acl: JSON = ["symbols:id@allowed=": ["read": true, "write": true], "1": ["read": true, "write": true],
+                         "tensymbols": ["read": true, "write": true]]
+        let object = try await custom.request("POST", "/classes/AClass", json: ["ACL": acl], master: true)
+        let id = try #require(object.json["objectId"]?.stringValue)
+        #expect(try await custom.request("GET", "/classes/AClass/\(id)", master: true).json["ACL"] == acl)
     }
 
     // spec-differs: schemas.spec.js: should set/get schema permissions -- Parse fills the operations a write leaves out with {} (master key only); Roost keeps them out, which leaves them public
@@ -512,5 +518,57 @@ import Testing
         _ = try await Self.setPermissions(server, "UserProfile", ["readUserFields": ["user"], "writeUserFields": ["user"]], method: "PUT")
         let me = try await server.request("GET", "/users/\(user.id)", headers: user.token, query: ["include": "userProfile"])
         #expect(me.json["userProfile"]?["createdAt"] != nil, "\(me.text)")
+    }
+
+    // spec: schemas.spec.js: addField permission not required for adding a nested property
+    // spec: schemas.spec.js: addField permission not required for modifying a nested property
+    @Test func nestedKeysNeedNoAddField() async throws {
+        let server = try TestServer()
+        let created = try await server.request("POST", "/schemas/test_7371", json: [
+            "fields": ["a": ["type": "Object"]],
+            "classLevelPermissions": ["create": ["*": true], "update": ["*": true], "addField": [:]],
+        ], master: true)
+        #expect(created.status == 200, "\(created.text)")
+        for start: JSON in [[:], ["b": 1]] {
+            let id = try await server.create("test_7371", ["a": start])
+            let update = try await server.request("PUT", "/classes/test_7371/\(id)", json: ["a.b": 2])
+            #expect(update.status == 200, "\(update.text)")
+            #expect(try await server.request("GET", "/classes/test_7371/\(id)", master: true).json["a"] == ["b": 2])
+        }
+    }
+
+    // spec: schemas.spec.js: responds with all fields when getting incomplete schema
+    // spec-differs: schemas.spec.js: regression test for #4409 (indexes override the clp) -- Parse fills the operations a write leaves out with {} (master key only); Roost keeps them out, which leaves them public
+    @Test func systemClassFieldsAndPermissions() async throws {
+        let server = try TestServer()
+        let installation = try await server.request("POST", "/installations", json: ["installationId": "a1b2c3", "deviceType": "ios"])
+        #expect(installation.status == 201, "\(installation.text)")
+        let expected = Self.schema("_Installation", [
+            "installationId": ["type": "String"], "deviceToken": ["type": "String"], "channels": ["type": "Array"],
+            "deviceType": ["type": "String"], "pushType": ["type": "String"], "GCMSenderId": ["type": "String"],
+            "timeZone": ["type": "String"], "badge": ["type": "Number"], "appIdentifier": ["type": "String"],
+            "localeIdentifier": ["type": "String"], "appVersion": ["type": "String"], "appName": ["type": "String"],
+            "parseVersion": ["type": "String"],
+        ])
+        var schema = try await server.request("GET", "/schemas/_Installation", master: true).json.objectValue ?? [:]
+        schema["indexes"] = nil
+        #expect(JSON.object(schema) == expected)
+
+        let permissions: JSON = ["get": ["*": true], "find": ["*": true], "count": ["*": true], "create": ["*": true]]
+        #expect(try await Self.setPermissions(server, "_Role", permissions, method: "PUT").status == 200)
+        #expect(try await server.request("GET", "/schemas/_Role", master: true).json["classLevelPermissions"] == permissions)
+        // What Roost leaves out stays open: a client may still update a role it may write.
+        let role = try await server.request("POST", "/roles", json: ["name": "Editors", "ACL": ["*": ["read": true, "write": true]]])
+        let id = try #require(role.json["objectId"]?.stringValue)
+        #expect(try await server.request("PUT", "/roles/\(id)", json: ["note": "x"]).status == 200)
+    }
+
+    // spec: schemas.spec.js: should reject creating class schema with field with invalid key
+    // spec: schemas.spec.js: should reject creating invalid field name
+    @Test func invalidFieldNames() async throws {
+        let server = try TestServer()
+        let schema = try await server.request("POST", "/schemas/AnObject", json: ["fields": ["1invalid": ["type": "String"]]], master: true)
+        expectError(schema, 105, "invalid field name: 1invalid")
+        expectError(try await server.request("POST", "/classes/AnObject", json: ["!12field": "field"]), 105)
     }
 }

@@ -313,7 +313,7 @@ import Testing
         #expect(try await custom.request("GET", "/classes/AClass/\(id)", master: true).json["ACL"] == acl)
     }
 
-    // spec-differs: schemas.spec.js: should set/get schema permissions -- Parse fills the operations a write leaves out with {} (master key only); Roost keeps them out, which leaves them public
+    // spec: schemas.spec.js: should set/get schema permissions
     // spec: schemas.spec.js: should not be able to add a field
     // spec: schemas.spec.js: should be able to add a field
     // spec: schemas.spec.js: can add field as master (issue #1257)
@@ -323,7 +323,9 @@ import Testing
         let set = try await Self.setPermissions(server, "AClass", ["find": ["*": true], "create": ["role:admin": true]])
         #expect(set.status == 200)
         let read = try await server.request("GET", "/schemas/AClass", master: true)
-        #expect(read.json["classLevelPermissions"] == ["find": ["*": true], "create": ["role:admin": true]])
+        // What the write leaves out is locked to the master key, and read back so.
+        #expect(read.json["classLevelPermissions"] == ["find": ["*": true], "create": ["role:admin": true], "get": [:], "count": [:],
+                                                       "update": [:], "delete": [:], "addField": [:], "protectedFields": [:]])
 
         _ = try await Self.setPermissions(server, "NoAdd", ["create": ["*": true], "find": ["*": true], "addField": ["role:admin": true]])
         let refused = try await server.request("POST", "/classes/NoAdd", json: ["hello": "world"])
@@ -538,7 +540,7 @@ import Testing
     }
 
     // spec: schemas.spec.js: responds with all fields when getting incomplete schema
-    // spec-differs: schemas.spec.js: regression test for #4409 (indexes override the clp) -- Parse fills the operations a write leaves out with {} (master key only); Roost keeps them out, which leaves them public
+    // spec: schemas.spec.js: regression test for #4409 (indexes override the clp)
     @Test func systemClassFieldsAndPermissions() async throws {
         let server = try TestServer()
         let installation = try await server.request("POST", "/installations", json: ["installationId": "a1b2c3", "deviceType": "ios"])
@@ -556,11 +558,13 @@ import Testing
 
         let permissions: JSON = ["get": ["*": true], "find": ["*": true], "count": ["*": true], "create": ["*": true]]
         #expect(try await Self.setPermissions(server, "_Role", permissions, method: "PUT").status == 200)
-        #expect(try await server.request("GET", "/schemas/_Role", master: true).json["classLevelPermissions"] == permissions)
-        // What Roost leaves out stays open: a client may still update a role it may write.
+        let locked: JSON = ["get": ["*": true], "find": ["*": true], "count": ["*": true], "create": ["*": true],
+                            "update": [:], "delete": [:], "addField": [:], "protectedFields": [:]]
+        #expect(try await server.request("GET", "/schemas/_Role", master: true).json["classLevelPermissions"] == locked)
+        // What the write left out is the master key's: a client may create a role but not update it.
         let role = try await server.request("POST", "/roles", json: ["name": "Editors", "ACL": ["*": ["read": true, "write": true]]])
         let id = try #require(role.json["objectId"]?.stringValue)
-        #expect(try await server.request("PUT", "/roles/\(id)", json: ["note": "x"]).status == 200)
+        expectError(try await server.request("PUT", "/roles/\(id)", json: ["note": "x"]), 119)
     }
 
     // spec: schemas.spec.js: should reject creating class schema with field with invalid key

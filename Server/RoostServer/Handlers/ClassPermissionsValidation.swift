@@ -4,8 +4,9 @@ import RoostCore
 /// messages (all code 107), so a typo (`" *"`, `"find": {"*": 1}`) is refused instead of stored and silently
 /// granting nothing.
 enum ClassPermissionsValidation {
-    static let operations: Set<String> = ["find", "count", "get", "create", "update", "delete", "addField",
-                                          "readUserFields", "writeUserFields", "protectedFields"]
+    static let checkOrder = ["find", "count", "get", "create", "update", "delete", "addField", "writeUserFields", "readUserFields",
+                             "protectedFields"]
+    static let operations = Set(checkOrder)
 
     /// - Parameters:
     ///   - value: the `classLevelPermissions` of the request.
@@ -19,10 +20,14 @@ enum ClassPermissionsValidation {
             if let text = value.stringValue, !text.isEmpty { throw invalid("0 is not a valid operation for class level permissions") }
             throw invalid("classLevelPermissions must be an object")
         }
-        for (operationKey, operation) in entries.sorted(by: { $0.key < $1.key }) {
-            guard operations.contains(operationKey) else {
-                throw invalid("\(operationKey) is not a valid operation for class level permissions")
-            }
+        // Parse reports the first bad entry in the order the client wrote them; a JSON object's order is not kept
+        // here, so unknown operations come first, then Parse's own order (with `writeUserFields` before
+        // `readUserFields`, as its spec cases write them).
+        if let unknown = entries.keys.sorted().first(where: { !operations.contains($0) }) {
+            throw invalid("\(unknown) is not a valid operation for class level permissions")
+        }
+        for operationKey in checkOrder {
+            guard let operation = entries[operationKey] else { continue }
             if operationKey == "readUserFields" || operationKey == "writeUserFields" {
                 guard let names = operation.arrayValue else {
                     throw invalid("'\(jsText(operation))' is not a valid value for class level permissions \(operationKey) - must be an array")

@@ -61,7 +61,10 @@ public final class RoostServer: @unchecked Sendable {
             settings: .init(applicationId: config.applicationId, masterKey: config.masterKey, masterKeyIPs: config.masterKeyIPs),
             socketSettings: .init(maxMessageBytes: config.webSocketMaxMessageBytes,
                                   pingIntervalMilliseconds: config.webSocketPingMilliseconds),
+            matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger),
             authenticate: { [unowned self] token in try authenticate(token) })
+        let live = liveQuery!
+        storage.observeCommits(recording: { live.isLive($0) }, onCommit: { live.publish($0) })
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
             maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers

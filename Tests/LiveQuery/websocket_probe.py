@@ -15,6 +15,7 @@ import sys
 import websockets
 
 APP_ID = "test-app"
+MASTER_KEY = "test-master-key-0123456789"
 
 
 def url(port, path="/parse"):
@@ -184,7 +185,7 @@ async def idle(port, pid, count):
         if json.loads(await ws.recv())["op"] == "connected":
             connected += 1
     during = threads()
-    await asyncio.sleep(1.5)  # a few ping rounds (the test pings every 300 ms): answered, so all stay
+    await asyncio.sleep(4.5)  # two ping rounds (the test pings every 2 s): answered, so all stay
     alive = 0
     for ws in sockets:
         try:
@@ -226,6 +227,151 @@ async def stop(port, pid):
     print(json.dumps({"codes": codes}))
 
 
+def rest(port, method, path, body=None, token=None, master=False):
+    import urllib.error
+    import urllib.request
+    headers = {"X-Parse-Application-Id": APP_ID, "Content-Type": "application/json"}
+    if token:
+        headers["X-Parse-Session-Token"] = token
+    if master:
+        headers["X-Parse-Master-Key"] = MASTER_KEY
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/parse{path}", method=method, headers=headers,
+                                     data=json.dumps(body).encode() if body is not None else None)
+    try:
+        return json.loads(urllib.request.urlopen(request, timeout=30).read())
+    except urllib.error.HTTPError as error:
+        return json.loads(error.read())
+
+
+async def live_client(port, session_token=None, master=False):
+    ws = await websockets.connect(url(port))
+    connect = {"op": "connect", "applicationId": APP_ID}
+    if session_token:
+        connect["sessionToken"] = session_token
+    if master:
+        connect["masterKey"] = MASTER_KEY
+    await ws.send(json.dumps(connect))
+    assert json.loads(await ws.recv())["op"] == "connected"
+    return ws
+
+
+async def subscribe(ws, request_id, query):
+    await ws.send(json.dumps({"op": "subscribe", "requestId": request_id, "query": query}))
+    return json.loads(await ws.recv())
+
+
+async def drain(ws, quiet=1.0):
+    """Every message until none comes for `quiet` seconds."""
+    seen = []
+    while True:
+        try:
+            seen.append(json.loads(await asyncio.wait_for(ws.recv(), quiet)))
+        except asyncio.TimeoutError:
+            return seen
+
+
+def brief(message):
+    """An event as the test compares it: op, requestId, and the objects' fields without dates."""
+    out = {"op": message["op"], "requestId": message.get("requestId")}
+    for key in ("object", "original"):
+        if key in message:
+            out[key] = {k: v for k, v in message[key].items() if k not in ("createdAt", "updatedAt")}
+    if message["op"] == "error":
+        out["code"] = message["code"]
+    return out
+
+
+async def events(port):
+    """create, update, leave, enter, delete on a `where`; `keys` trims; `watch` filters."""
+    ws = await live_client(port)
+    await subscribe(ws, 1, {"className": "Score", "where": {"n": {"$gt": 1}}})
+    await subscribe(ws, 2, {"className": "Score", "where": {"n": {"$gt": 1}}, "keys": ["n"]})
+    await subscribe(ws, 3, {"className": "Score", "where": {}, "watch": ["tag"]})
+    object_id = rest(port, "POST", "/classes/Score", {"n": 5, "tag": "a", "other": 1})["objectId"]
+    rest(port, "PUT", f"/classes/Score/{object_id}", {"n": 6})
+    rest(port, "PUT", f"/classes/Score/{object_id}", {"n": 0, "tag": "b"})
+    rest(port, "PUT", f"/classes/Score/{object_id}", {"n": 3})
+    rest(port, "POST", "/classes/Score", {"n": 1})  # matches only the watch subscription, which has no tag change
+    rest(port, "DELETE", f"/classes/Score/{object_id}")
+    seen = [brief(message) for message in await drain(ws)]
+    print(json.dumps({"objectId": object_id, "events": seen}))
+
+
+async def access(port):
+    """ACL with users and roles decides who sees what; a CLP that refuses find refuses the subscription."""
+    ann = rest(port, "POST", "/users", {"username": "ann", "password": "pw-ann"})
+    bob = rest(port, "POST", "/users", {"username": "bob", "password": "pw-bob"})
+    rest(port, "POST", "/roles", {"name": "editors", "ACL": {"*": {"read": True}},
+                                   "users": {"__op": "AddRelation", "objects": [
+                                       {"__type": "Pointer", "className": "_User", "objectId": ann["objectId"]}]}},
+         master=True)
+    clients = {"ann": await live_client(port, ann["sessionToken"]), "bob": await live_client(port, bob["sessionToken"]),
+               "anonymous": await live_client(port), "master": await live_client(port, master=True)}
+    for ws in clients.values():
+        await subscribe(ws, 7, {"className": "Note", "where": {}})
+    only_bob = {bob["objectId"]: {"read": True, "write": True}}
+    first = rest(port, "POST", "/classes/Note", {"text": "bob's", "ACL": only_bob})["objectId"]
+    rest(port, "POST", "/classes/Note", {"text": "editors'", "ACL": {"role:editors": {"read": True}}})
+    rest(port, "PUT", f"/classes/Note/{first}", {"ACL": {bob["objectId"]: {"read": True, "write": True},
+                                                      ann["objectId"]: {"read": True}}}, token=bob["sessionToken"])
+    rest(port, "PUT", f"/classes/Note/{first}", {"ACL": only_bob}, token=bob["sessionToken"])
+    rest(port, "PUT", f"/classes/Note/{first}", {"text": "bob's, edited"}, token=bob["sessionToken"])
+    seen = {name: [[message["op"], message.get("object", {}).get("text")] for message in await drain(ws, 0.5)]
+            for name, ws in clients.items()}
+    await subscribe(clients["bob"], 9, {"className": "_User", "where": {}})
+    rest(port, "PUT", f"/users/{ann['objectId']}", {"email": "ann@example.com", "ACL": {
+        "*": {"read": True}, ann["objectId"]: {"read": True, "write": True}}}, token=ann["sessionToken"])
+    user_event = json.loads(await asyncio.wait_for(clients["bob"].recv(), 10))
+    rest(port, "PUT", "/schemas/Secret", {"classLevelPermissions": {"find": {}, "get": {}}}, master=True) \
+        if rest(port, "POST", "/schemas/Secret", {"className": "Secret"}, master=True) else None
+    refused = await subscribe(clients["ann"], 8, {"className": "Secret", "where": {}})
+    allowed = await subscribe(clients["master"], 8, {"className": "Secret", "where": {}})
+    print(json.dumps({"seen": seen, "refused": brief(refused), "allowed": allowed["op"],
+                      "userEvent": [user_event["op"], sorted(user_event["object"].keys())]}))
+
+
+async def ordering(port):
+    """Concurrent increments of one counter: the events come in commit order (1, 2, 3...)."""
+    import concurrent.futures
+    ws = await live_client(port)
+    object_id = rest(port, "POST", "/classes/Counter", {"n": 0})["objectId"]
+    await subscribe(ws, 1, {"className": "Counter", "where": {}})
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: rest(port, "PUT", f"/classes/Counter/{object_id}", {"n": {"__op": "Increment", "amount": 1}}),
+                      range(40)))
+    seen = await drain(ws)
+    print(json.dumps({"values": [message["object"]["n"] for message in seen], "ops": sorted({m["op"] for m in seen})}))
+
+
+async def batches(port):
+    """A batch's writes send events; a transactional batch that fails sends none."""
+    ws = await live_client(port)
+    await subscribe(ws, 1, {"className": "Item", "where": {}})
+    ok = rest(port, "POST", "/batch", {"requests": [
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 1}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 2}}]})
+    failed = rest(port, "POST", "/batch", {"transaction": True, "requests": [
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 3}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": {"__op": "Bogus"}}}]})
+    seen = [[message["op"], message["object"]["k"]] for message in await drain(ws)]
+    print(json.dumps({"seen": seen, "ok": len(ok), "failed": "error" in json.dumps(failed)}))
+
+
+async def operators(port):
+    """Subscriptions match with the REST query semantics, subqueries and $regex included."""
+    ws = await live_client(port)
+    team = rest(port, "POST", "/classes/Team", {"name": "reds", "active": True})["objectId"]
+    await subscribe(ws, 1, {"className": "Player", "where": {"team": {"$inQuery": {"className": "Team", "where": {"active": True}}}}})
+    await subscribe(ws, 2, {"className": "Player", "where": {"name": {"$regex": "^an", "$options": "i"}}})
+    await subscribe(ws, 3, {"className": "Player", "where": {"$or": [{"tags": "x"}, {"score": {"$in": [7, 8]}}]}})
+    pointer = {"__type": "Pointer", "className": "Team", "objectId": team}
+    rest(port, "POST", "/classes/Player", {"name": "Ann", "team": pointer, "tags": ["x", "y"]})
+    rest(port, "POST", "/classes/Player", {"name": "Bob", "score": 8})
+    rest(port, "POST", "/classes/Player", {"name": "Cy", "score": 1})
+    seen = sorted([message["requestId"], message["object"]["name"]] for message in await drain(ws))
+    print(json.dumps({"seen": seen}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -242,6 +388,8 @@ def main():
         asyncio.run(idle(port, int(sys.argv[3]), int(sys.argv[4])))
     elif scenario == "stop":
         asyncio.run(stop(port, int(sys.argv[3])))
+    elif scenario in ("events", "access", "ordering", "batches", "operators"):
+        asyncio.run(globals()[scenario](port))
     elif scenario == "silent":
         silent(port)
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import Synchronization
 
 /// Parse's LiveQuery protocol over the `WebSocketHub` (parse-server's `ParseLiveQueryServer`): `connect`,
 /// `subscribe`, `update` and `unsubscribe`, answered with `connected`, `subscribed`, `unsubscribed` or
@@ -7,6 +8,10 @@ import RoostCore
 ///
 /// Every message is handled on one worker thread, in the order the hub received them: a client's
 /// messages are answered in order, and reading a session never holds up the sockets' thread.
+///
+/// Change events: the writer hands each commit's object changes to `publish` (in commit order), and the
+/// worker sends `create`, `enter`, `update`, `leave` or `delete` to each subscription that sees them, as
+/// parse-server's `_onAfterSave`/`_onAfterDelete` decide (`LiveQueryMatcher` decides what a subscriber sees).
 final class LiveQueryServer: @unchecked Sendable {
     struct Settings: Sendable {
         var applicationId: String
@@ -16,6 +21,9 @@ final class LiveQueryServer: @unchecked Sendable {
 
     let settings: Settings
     private let authenticate: (String) throws -> AuthenticatedUser
+    private let matcher: LiveQueryMatcher
+    /// Subscriptions per class, read by the writer (`isLive`) to record only the changes someone will match.
+    private let liveClasses = Mutex<[String: Int]>([:])
     private let worker = SerialWorker(name: "roost-livequery")
     private var hub: WebSocketHub!
     /// The worker thread's own.
@@ -25,15 +33,16 @@ final class LiveQueryServer: @unchecked Sendable {
     private var clientAddresses: [UInt64: String] = [:]
 
     /// - Parameter authenticate: a session token's user, as the REST API finds it (throws 209 otherwise).
-    init(settings: Settings, socketSettings: WebSocketHub.Settings,
+    init(settings: Settings, socketSettings: WebSocketHub.Settings, matcher: LiveQueryMatcher,
          authenticate: @escaping (String) throws -> AuthenticatedUser) throws {
         self.settings = settings
         self.authenticate = authenticate
+        self.matcher = matcher
         hub = try WebSocketHub(settings: socketSettings, receive: { [unowned self] id, text in
             worker.submit { self.handle(text, from: id) }
         }, closed: { [unowned self] id in
             addresses.withLock { _ = clientAddresses.removeValue(forKey: id) }
-            worker.submit { self.clients[id] = nil }
+            worker.submit { self.clients.removeValue(forKey: id).map { self.forget($0.subscriptions.values) } }
         })
     }
 
@@ -46,6 +55,18 @@ final class LiveQueryServer: @unchecked Sendable {
         addresses.lock()
         defer { addresses.unlock() }
         if let id = hub.adopt(connection) { clientAddresses[id] = clientAddress }
+    }
+
+    /// Whether anyone subscribes to `className` (called by the writer for every object write).
+    func isLive(_ className: String) -> Bool {
+        liveClasses.withLock { $0[className] != nil }
+    }
+
+    /// Sends the events of one commit's changes (called on the writer's thread, in commit order).
+    func publish(_ changes: [ObjectChange]) {
+        worker.submit { [self] in
+            for change in changes { deliver(change) }
+        }
     }
 
     /// Closes every socket (1001) and ends the worker.
@@ -119,9 +140,12 @@ final class LiveQueryServer: @unchecked Sendable {
                 }
             }
             let constraint = try QueryConstraint.parse(where: .object(whereClause))
-            client.subscriptions[subscribe.requestId] = LiveQueryClient.Subscription(
+            let subscription = LiveQueryClient.Subscription(
                 requestId: subscribe.requestId, className: subscribe.className, whereClause: whereClause,
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)
+            try matcher.checkSubscription(subscription, isMaster: client.hasMasterKey)
+            if let replaced = client.subscriptions.updateValue(subscription, forKey: subscribe.requestId) { forget([replaced]) }
+            liveClasses.withLock { $0[subscription.className, default: 0] += 1 }
             send(client.message("subscribed", requestId: subscribe.requestId), to: id)
         } catch {
             send(errorMessage(error, requestId: subscribe.requestId), to: id)
@@ -133,12 +157,71 @@ final class LiveQueryServer: @unchecked Sendable {
             return send(liveQueryError(code: 2, "Can not find this client, make sure you connect to server before unsubscribing"),
                         to: id)
         }
-        guard client.subscriptions.removeValue(forKey: requestId) != nil else {
+        guard let removed = client.subscriptions.removeValue(forKey: requestId) else {
             let message = "Cannot find subscription with clientId \(client.clientId) subscriptionId \(Self.number(requestId))."
                 + " Make sure you subscribe to live query server before unsubscribing."
             return send(liveQueryError(code: 2, message), to: id)
         }
+        forget([removed])
         if notify { send(client.message("unsubscribed", requestId: requestId), to: id) }
+    }
+
+    private func forget(_ subscriptions: some Sequence<LiveQueryClient.Subscription>) {
+        liveClasses.withLock { counts in
+            for subscription in subscriptions {
+                let left = counts[subscription.className, default: 1] - 1
+                counts[subscription.className] = left > 0 ? left : nil
+            }
+        }
+    }
+
+    /// One change's events, to every subscription of its class (parse-server's `_onAfterSave`/`_onAfterDelete`).
+    private func deliver(_ change: ObjectChange) {
+        for (id, client) in clients {
+            // In request id order: one client's events for one change always come in the same order.
+            let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
+            for subscription in subscriptions {
+                let matched: [Bool]
+                do {
+                    matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after])
+                } catch {
+                    send(errorMessage(error, requestId: subscription.requestId), to: id)
+                    continue
+                }
+                guard let op = Self.event(before: change.before, after: change.after, matchedBefore: matched[0],
+                                          matchedAfter: matched[1], watch: subscription.watch)
+                else { continue }
+                var extra: [String: JSON] = [:]
+                if let shown = op == "delete" ? change.before : change.after {
+                    // Parse sends a `leave` with the new version even when the subscriber just lost read access
+                    // to it; then only what identifies the object is sent, not contents it may no longer read.
+                    let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey)) == true
+                    extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead)
+                }
+                if op != "create", op != "delete", let before = change.before {
+                    extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey)
+                }
+                send(client.message(op, requestId: subscription.requestId, extra: extra), to: id)
+            }
+        }
+    }
+
+    /// The event a subscription gets, as parse-server decides it: seen before and after → update, before
+    /// only → leave, after only → enter (create for a new object); a delete seen before → delete. With
+    /// `watch`, creates and updates that change none of the watched fields are not sent.
+    static func event(before: StoredObject?, after: StoredObject?, matchedBefore: Bool, matchedAfter: Bool,
+                      watch: [String]?) -> String? {
+        let op: String
+        switch (matchedBefore, matchedAfter) {
+        case (true, true): op = "update"
+        case (true, false): op = after == nil ? "delete" : "leave"
+        case (false, true): op = before == nil ? "create" : "enter"
+        case (false, false): return nil
+        }
+        if let watch, op == "update" || op == "create" {
+            guard watch.contains(where: { after?.fields[$0] != before?.fields[$0] }) else { return nil }
+        }
+        return op
     }
 
     /// An error thrown while handling a request: Parse's code with `reconnect: false`, as parse-server sends

@@ -353,8 +353,13 @@ async def batches(port):
     failed = rest(port, "POST", "/batch", {"transaction": True, "requests": [
         {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 3}},
         {"method": "POST", "path": "/parse/classes/Item", "body": {"k": {"__op": "Bogus"}}}]})
+    partial = rest(port, "POST", "/batch", {"requests": [
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 4}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": {"__op": "Bogus"}}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 5}}]})
     seen = [[message["op"], message["object"]["k"]] for message in await drain(ws)]
-    print(json.dumps({"seen": seen, "ok": len(ok), "failed": "error" in json.dumps(failed)}))
+    print(json.dumps({"seen": seen, "ok": len(ok), "failed": "error" in json.dumps(failed),
+                      "partial": ["success" in item for item in partial]}))
 
 
 async def operators(port):

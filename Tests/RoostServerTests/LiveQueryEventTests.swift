@@ -59,8 +59,10 @@ import Testing
     @Test func batchesSendEventsAndARolledBackTransactionSendsNone() async throws {
         let server = try TestServer()
         let result = try await Probe.run("batches", server)
-        #expect(result["seen"] == [["create", 1], ["create", 2]])
+        #expect(result["seen"] == [["create", 1], ["create", 2], ["create", 4], ["create", 5]],
+                "nothing of the failed transactional batch (k: 3), nor of the failed item of the plain batch")
         #expect(result["failed"] == true)
+        #expect(result["partial"] == [true, false, true])
     }
 
     @Test func subscriptionsMatchAsRESTQueriesDoSubqueriesIncluded() async throws {

@@ -102,6 +102,26 @@ import Testing
         #expect(WebSocketFrame.close(.messageTooBig) == [0x88, 2, 0x03, 0xf1])
     }
 
+    @Test func eventsAreDecidedAsParseServerDecidesThem() {
+        let old = StoredObject(objectId: "a", createdAt: ParseDate(millisecondsSince1970: 0), updatedAt: ParseDate(millisecondsSince1970: 0),
+                               acl: nil, fields: ["n": 1, "tag": "x"])
+        var new = old
+        new.fields["n"] = 2
+        func event(_ before: StoredObject?, _ after: StoredObject?, _ seenBefore: Bool, _ seenAfter: Bool, watch: [String]? = nil) -> String? {
+            LiveQueryServer.event(before: before, after: after, matchedBefore: seenBefore, matchedAfter: seenAfter, watch: watch)
+        }
+        #expect(event(nil, new, false, true) == "create")
+        #expect(event(old, new, false, true) == "enter")
+        #expect(event(old, new, true, true) == "update")
+        #expect(event(old, new, true, false) == "leave")
+        #expect(event(old, nil, true, false) == "delete")
+        #expect(event(old, new, false, false) == nil)
+        #expect(event(old, new, true, true, watch: ["tag"]) == nil, "watch: the update changes no watched field")
+        #expect(event(old, new, true, true, watch: ["tag", "n"]) == "update")
+        #expect(event(nil, new, false, true, watch: ["missing"]) == nil, "a create sets no watched field")
+        #expect(event(old, new, true, false, watch: ["tag"]) == "leave", "watch filters creates and updates only")
+    }
+
     @Test func liveQueryMessagesAreCheckedAsParseServerChecksThem() throws {
         #expect(try LiveQueryRequest.parse(["op": "connect", "applicationId": "a", "sessionToken": "r:1"])
                 == .connect(.init(applicationId: "a", sessionToken: "r:1")))

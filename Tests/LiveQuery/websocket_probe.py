@@ -377,6 +377,16 @@ async def operators(port):
     print(json.dumps({"seen": seen}))
 
 
+async def quiet(port, seconds):
+    """A socket quiet for longer than the HTTP deadlines (and not pinging) stays open: they are for requests."""
+    ws = await websockets.connect(url(port), ping_interval=None)
+    await ws.send(json.dumps({"op": "connect", "applicationId": APP_ID}))
+    first = json.loads(await ws.recv())["op"]
+    await asyncio.sleep(seconds)
+    await ws.send(json.dumps({"op": "subscribe", "requestId": 1, "query": {"className": "A", "where": {}}}))
+    print(json.dumps({"first": first, "after": json.loads(await ws.recv())["op"]}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -391,6 +401,8 @@ def main():
         abrupt(port, int(sys.argv[3]))
     elif scenario == "idle":
         asyncio.run(idle(port, int(sys.argv[3]), int(sys.argv[4])))
+    elif scenario == "quiet":
+        asyncio.run(quiet(port, float(sys.argv[3])))
     elif scenario == "stop":
         asyncio.run(stop(port, int(sys.argv[3])))
     elif scenario in ("events", "access", "ordering", "batches", "operators"):

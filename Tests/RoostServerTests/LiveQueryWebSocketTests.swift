@@ -74,6 +74,12 @@ import Testing
         #expect(during <= before + 2, "threads: \(before) before, \(during) with 500 sockets open")
     }
 
+    @Test func theHTTPDeadlinesDoNotEndAnUpgradedSocket() async throws {
+        let server = try TestServer(arguments: ["--headers-timeout", "1", "--request-timeout", "2"])
+        let result = try await Probe.run("quiet", server, "4")
+        #expect(result == ["first": "connected", "after": "subscribed"])
+    }
+
     @Test func aClientThatMissesAPongIsDropped() async throws {
         let server = try TestServer(environment: ["ROOST_TEST_PING_INTERVAL_MS": "300"])
         let result = try await Probe.run("silent", server)

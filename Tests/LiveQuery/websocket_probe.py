@@ -387,6 +387,27 @@ async def quiet(port, seconds):
     print(json.dumps({"first": first, "after": json.loads(await ws.recv())["op"]}))
 
 
+async def flood(port, count):
+    """One client sends `count` messages at once: each is answered, in order, and another client is served meanwhile."""
+    flooder = await live_client(port)
+    other = await websockets.connect(url(port))
+
+    async def send_all():
+        for request_id in range(count):
+            await flooder.send(json.dumps({"op": "unsubscribe", "requestId": request_id}))
+
+    async def read_all():
+        return [json.loads(await flooder.recv()).get("error", "").split("subscriptionId ")[1].split(".")[0]
+                for _ in range(count)]
+
+    async def other_connects():
+        await other.send(json.dumps({"op": "connect", "applicationId": APP_ID}))
+        return json.loads(await other.recv())["op"]
+
+    _, answered, other_op = await asyncio.wait_for(asyncio.gather(send_all(), read_all(), other_connects()), 60)
+    print(json.dumps({"inOrder": answered == [str(i) for i in range(count)], "answered": len(answered), "other": other_op}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -401,6 +422,8 @@ def main():
         abrupt(port, int(sys.argv[3]))
     elif scenario == "idle":
         asyncio.run(idle(port, int(sys.argv[3]), int(sys.argv[4])))
+    elif scenario == "flood":
+        asyncio.run(flood(port, int(sys.argv[3])))
     elif scenario == "quiet":
         asyncio.run(quiet(port, float(sys.argv[3])))
     elif scenario == "stop":

@@ -80,6 +80,14 @@ import Testing
         #expect(result == ["first": "connected", "after": "subscribed"])
     }
 
+    @Test func aFloodOfMessagesIsAnsweredInOrderWhileOthersAreServed() async throws {
+        // Past 32 messages in the worker's queue, the hub stops reading the flooding socket until some are
+        // handled: the rest waits in the socket, and the other client's connect is not stuck behind 3,000.
+        let server = try TestServer()
+        let result = try await Probe.run("flood", server, "3000")
+        #expect(result == ["inOrder": true, "answered": 3000, "other": "connected"])
+    }
+
     @Test func aClientThatMissesAPongIsDropped() async throws {
         let server = try TestServer(environment: ["ROOST_TEST_PING_INTERVAL_MS": "300"])
         let result = try await Probe.run("silent", server)

@@ -39,7 +39,10 @@ final class LiveQueryServer: @unchecked Sendable {
         self.authenticate = authenticate
         self.matcher = matcher
         hub = try WebSocketHub(settings: socketSettings, receive: { [unowned self] id, text in
-            worker.submit { self.handle(text, from: id) }
+            worker.submit {
+                self.handle(text, from: id)
+                self.hub.handled(id)
+            }
         }, closed: { [unowned self] id in
             addresses.withLock { _ = clientAddresses.removeValue(forKey: id) }
             worker.submit { self.clients.removeValue(forKey: id).map { self.forget($0.subscriptions.values) } }

@@ -8,8 +8,8 @@ import Synchronization
 /// closes, pings each client every `pingInterval` and drops one that did not answer the previous ping
 /// (as parse-server's `ParseWebSocketServer`), and writes what other threads `send`.
 ///
-/// Whole text messages go to `receive` (on this thread: it must hand real work elsewhere), and `closed`
-/// is told once per connection, however it ended. Other threads talk to the hub through `commands`
+/// Whole text messages go to `receive` (on this thread: it must hand real work elsewhere, and report each
+/// one `handled`), and `closed` is told once per connection, however it ended. Other threads talk to the hub through `commands`
 /// and an eventfd that wakes it; only the hub's thread touches the sockets.
 final class WebSocketHub: @unchecked Sendable {
     struct Settings: Sendable {
@@ -18,6 +18,9 @@ final class WebSocketHub: @unchecked Sendable {
         var pingIntervalMilliseconds = 10_000
         /// A client that lets this much pile up unread is dropped (it cannot keep up).
         var maxQueuedBytes = 4 * 1024 * 1024
+        /// Messages of one client handed to `receive` and not yet `handled`: past this, its socket is not read
+        /// until some are (a flood waits in its own socket, not in memory, and others' messages go on).
+        var maxPendingMessages = 32
     }
 
     typealias Receive = @Sendable (_ connection: UInt64, _ text: String) -> Void
@@ -40,6 +43,7 @@ final class WebSocketHub: @unchecked Sendable {
         case adopt(UInt64, UpgradedConnection)
         case send(UInt64, [UInt8])
         case close(UInt64, WebSocketCloseCode, String)
+        case handled(UInt64)
         case stop
     }
 
@@ -50,6 +54,9 @@ final class WebSocketHub: @unchecked Sendable {
         var outbox: [UInt8] = []
         var sent = 0
         var watchesWrites = false
+        /// Messages given to `receive` and not yet reported `handled`; while at the maximum, reading pauses.
+        var pending = 0
+        var isPaused = false
         var awaitingPong = false
         /// A close frame is queued: nothing more is read, and the socket goes once it is written.
         var closesWhenFlushed = false
@@ -104,6 +111,11 @@ final class WebSocketHub: @unchecked Sendable {
         post(.send(connection, WebSocketFrame.text(text)))
     }
 
+    /// Reports a message given to `receive` handled: its connection may be read further.
+    func handled(_ connection: UInt64) {
+        post(.handled(connection))
+    }
+
     /// Closes a connection with `code` (its `closed` is told).
     func close(_ connection: UInt64, code: WebSocketCloseCode, reason: String = "") {
         post(.close(connection, code, reason))
@@ -148,6 +160,10 @@ final class WebSocketHub: @unchecked Sendable {
                     runCommands()
                 } else if let peer = peers[data[index]] {
                     let event = events[index]
+                    if peer.isPaused, event & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                        release(peer)  // Gone while paused: epoll reports it whatever we asked for.
+                        continue
+                    }
                     if event & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
                         read(peer)
                     }
@@ -188,6 +204,16 @@ final class WebSocketHub: @unchecked Sendable {
                 if let peer = peers[id], !peer.closesWhenFlushed { queue(frame, to: peer) }
             case .close(let id, let code, let reason):
                 if let peer = peers[id], !peer.closesWhenFlushed { closeGracefully(peer, code, reason) }
+            case .handled(let id):
+                guard let peer = peers[id] else { continue }
+                peer.pending -= 1
+                if peer.isPaused, peer.pending < settings.maxPendingMessages {
+                    handleFrames(of: peer)  // What was read already, first.
+                    if peers[id] != nil, peer.pending < settings.maxPendingMessages {
+                        peer.isPaused = false
+                        watch(peer)
+                    }
+                }
             case .stop:
                 for peer in Array(peers.values) {
                     if !peer.closesWhenFlushed { peer.outbox.append(contentsOf: WebSocketFrame.close(.goingAway, reason: "server stopping")) }
@@ -202,13 +228,17 @@ final class WebSocketHub: @unchecked Sendable {
     private func read(_ peer: Peer) {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         // A few reads at most, then the others get their turn (epoll is level-triggered: it comes back).
-        for _ in 0..<4 {
+        for _ in 0..<4 where !peer.isPaused {
             let got = chunk.withUnsafeMutableBytes { recv(peer.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if got > 0 {
                 if peer.closesWhenFlushed { continue }  // After a close frame, the rest is ignored.
                 peer.reader.append(chunk[0..<got])
                 handleFrames(of: peer)
                 guard peers[peer.id] != nil else { return }
+                if peer.pending >= settings.maxPendingMessages {
+                    peer.isPaused = true
+                    return watch(peer)
+                }
                 if got < chunk.count { return }
             } else if got < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
                 return
@@ -220,9 +250,11 @@ final class WebSocketHub: @unchecked Sendable {
     }
 
     private func handleFrames(of peer: Peer) {
-        while !peer.closesWhenFlushed, let event = peer.reader.next() {
+        while !peer.closesWhenFlushed, peer.pending < settings.maxPendingMessages, let event = peer.reader.next() {
             switch event {
-            case .text(let text): receive(peer.id, text)
+            case .text(let text):
+                peer.pending += 1
+                receive(peer.id, text)
             case .binary: closeGracefully(peer, .unsupportedData, "binary messages are not supported")
             case .ping(let payload): queue(WebSocketFrame.encode(.pong, payload), to: peer)
             case .pong: peer.awaitingPong = false
@@ -257,9 +289,13 @@ final class WebSocketHub: @unchecked Sendable {
             peer.outbox.removeAll(keepingCapacity: peer.outbox.capacity <= 4096)
             peer.sent = 0
             if peer.closesWhenFlushed { return release(peer) }
-            if peer.watchesWrites { watch(peer, writes: false) }
+            if peer.watchesWrites {
+                peer.watchesWrites = false
+                watch(peer)
+            }
         } else if !peer.watchesWrites {
-            watch(peer, writes: true)
+            peer.watchesWrites = true
+            watch(peer)
         }
     }
 
@@ -281,15 +317,17 @@ final class WebSocketHub: @unchecked Sendable {
         return true
     }
 
-    private func watch(_ peer: Peer, writes: Bool) {
-        peer.watchesWrites = writes
-        let events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writes ? EPOLLOUT.rawValue : 0)
+    /// Sets what epoll reports for the socket: reads unless paused, room to write while the outbox waits.
+    private func watch(_ peer: Peer) {
+        let reads = peer.isPaused ? 0 : EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        let events = reads | (peer.watchesWrites ? EPOLLOUT.rawValue : 0)
         _ = roost_epoll_control(epoll, EPOLL_CTL_MOD, peer.socket, events, peer.id)
     }
 
     /// Pings every client; drops those that did not answer the previous ping (no close frame: they are gone).
     private func pingAll() {
-        for peer in Array(peers.values) where !peer.closesWhenFlushed {
+        // A paused client's pong may wait unread behind its other messages: it is not held to this round.
+        for peer in Array(peers.values) where !peer.closesWhenFlushed && !peer.isPaused {
             if peer.awaitingPong {
                 release(peer)
             } else {

@@ -227,10 +227,10 @@ async def stop(port, pid):
     print(json.dumps({"codes": codes}))
 
 
-def rest(port, method, path, body=None, token=None, master=False):
+def rest(port, method, path, body=None, token=None, master=False, headers=None):
     import urllib.error
     import urllib.request
-    headers = {"X-Parse-Application-Id": APP_ID, "Content-Type": "application/json"}
+    headers = {"X-Parse-Application-Id": APP_ID, "Content-Type": "application/json", **(headers or {})}
     if token:
         headers["X-Parse-Session-Token"] = token
     if master:
@@ -357,8 +357,10 @@ async def batches(port):
         {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 4}},
         {"method": "POST", "path": "/parse/classes/Item", "body": {"k": {"__op": "Bogus"}}},
         {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 5}}]})
+    once = {"X-Parse-Request-Id": "create-k6-once"}
+    replies = [rest(port, "POST", "/classes/Item", {"k": 6}, headers=once)["objectId"] for _ in range(2)]
     seen = [[message["op"], message["object"]["k"]] for message in await drain(ws)]
-    print(json.dumps({"seen": seen, "ok": len(ok), "failed": "error" in json.dumps(failed),
+    print(json.dumps({"seen": seen, "ok": len(ok), "failed": "error" in json.dumps(failed), "replayed": replies[0] == replies[1],
                       "partial": ["success" in item for item in partial]}))
 
 

@@ -56,11 +56,12 @@ import Testing
         #expect(result["ops"] == ["update"])
     }
 
-    @Test func batchesSendEventsAndARolledBackTransactionSendsNone() async throws {
+    @Test func batchesSendEventsARolledBackTransactionSendsNoneAndAReplaySendsNothingNew() async throws {
         let server = try TestServer()
         let result = try await Probe.run("batches", server)
-        #expect(result["seen"] == [["create", 1], ["create", 2], ["create", 4], ["create", 5]],
-                "nothing of the failed transactional batch (k: 3), nor of the failed item of the plain batch")
+        #expect(result["seen"] == [["create", 1], ["create", 2], ["create", 4], ["create", 5], ["create", 6]],
+                "none for the failed transactional batch (k: 3) or the plain batch's failed item; one for a create sent twice under one request id")
+        #expect(result["replayed"] == true)
         #expect(result["failed"] == true)
         #expect(result["partial"] == [true, false, true])
     }

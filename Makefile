@@ -13,12 +13,13 @@ release: deps
 serve: release
 	.build/release/roost serve $(ARGS)
 
-# curl too: ReadmeTests runs the README's curl lines against a real server. Then the attack suite, small.
+# curl too: ReadmeTests runs the README's curl lines against a real server; python3-websockets: LiveQueryWebSocketTests
+# drive the LiveQuery socket with a real client library. Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
 TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests
 
 test:
-	@./scripts/install-deps.sh curl
+	@./scripts/install-deps.sh curl python3-websockets
 	swift test --skip "$(TIMED_SUITES)"
 	swift test --skip-build --no-parallel --filter "$(TIMED_SUITES)"
 	python3 bench/attack.py --quick --binary .build/debug/roost

@@ -18,6 +18,7 @@ public final class RoostServer: @unchecked Sendable {
     let logger: Logger
     private var router = Router()
     private var http: HTTPServer?
+    private var liveQuery: LiveQueryServer?
     private var pruner: IdempotencyPruner?
     private let requestCounter = RequestCounter()
     private let faults: FaultInjection
@@ -59,6 +60,14 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
     public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
+        liveQuery = try LiveQueryServer(
+            settings: .init(applicationId: config.applicationId, masterKey: config.masterKey, masterKeyIPs: config.masterKeyIPs),
+            socketSettings: .init(maxMessageBytes: config.webSocketMaxMessageBytes,
+                                  pingIntervalMilliseconds: config.webSocketPingMilliseconds),
+            matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger),
+            authenticate: { [unowned self] token in try authenticate(token) })
+        let live = liveQuery!
+        storage.observeCommits(recording: { live.isLive($0) }, onCommit: { live.publish($0) })
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
             maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers
@@ -71,6 +80,7 @@ public final class RoostServer: @unchecked Sendable {
     /// Finishes requests in flight, stops listening and closes the database.
     public func stop() throws {
         storage.interruptReads()  // Slow queries end now (124), so their requests finish and stop() need not wait.
+        liveQuery?.stop()  // First: the HTTP daemons must not close the sockets under the hub.
         http?.stop()  // Waits for parked requests, which the write batcher and the password workers answer.
         http = nil
         writeBatcher.stop()
@@ -139,6 +149,9 @@ public final class RoostServer: @unchecked Sendable {
                         later: LaterReply?) throws -> HTTPResponse? {
         if request.method == "OPTIONS" { return HTTPResponse(status: 200) }
         let mount = config.mountPath
+        if WebSocketHandshake.isRequested(request.headers), request.path == mount || request.path == mount + "/" || request.path == "/" {
+            return liveQueryUpgrade(request)
+        }
         guard request.path == mount || request.path.hasPrefix(mount + "/") || request.path == "/health" else {
             throw APIError.routeNotFound(method: request.method, path: request.path)
         }
@@ -220,6 +233,24 @@ public final class RoostServer: @unchecked Sendable {
             return nil
         }
         return encode(try dispatch(apiRequest, context))
+    }
+
+    /// Switches a LiveQuery client to WebSocket (Parse-Swift keeps the server URL's path; other clients use `/`).
+    private func liveQueryUpgrade(_ request: HTTPRequest) -> HTTPResponse {
+        guard let liveQuery else { return HTTPResponse(status: 503) }
+        do {
+            let accept = try WebSocketHandshake.accept(method: request.method, headers: request.headers)
+            var response = HTTPResponse(status: 101, headers: [
+                ("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Accept", accept)])
+            let address = request.clientAddress
+            response.upgrade = { connection in liveQuery.adopt(connection, clientAddress: address) }
+            return response
+        } catch WebSocketHandshake.Refusal.unsupportedVersion {
+            return HTTPResponse(status: 426, headers: [("Sec-WebSocket-Version", "13"), ("Content-Type", "text/plain")],
+                                body: Array("Upgrade Required".utf8))
+        } catch {
+            return HTTPResponse(status: 400, headers: [("Content-Type", "text/plain")], body: Array("Bad Request".utf8))
+        }
     }
 
     /// The user of a session token.

@@ -53,6 +53,11 @@ public struct ServerConfig: Sendable {
     public var fileExtensions = FileExtensionPolicy.defaultPatterns
     /// Requests per `/batch`.
     public var maxBatchSize = 50
+    /// How often LiveQuery sockets are pinged; a client that has not answered the previous ping is dropped
+    /// (parse-server's `websocketTimeout`). Test-only override: `ROOST_TEST_PING_INTERVAL_MS`.
+    public var webSocketPingMilliseconds = 10_000
+    /// The largest LiveQuery message (all its fragments); a larger one closes the socket with 1009.
+    public var webSocketMaxMessageBytes = 64 * 1024
 
     public init() {}
 }

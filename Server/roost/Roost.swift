@@ -129,6 +129,9 @@ struct Serve: ParsableCommand {
             config.failFirstWrites = max(0, try parse(value, "ROOST_TEST_FAIL_FIRST_WRITES", Int.init))
             config.failStatus = try parse(environment["ROOST_TEST_FAIL_STATUS"] ?? "503", "ROOST_TEST_FAIL_STATUS", Int.init)
         }
+        if let value = environment["ROOST_TEST_PING_INTERVAL_MS"] {  // Test-only: LiveQuery pings sooner than every 10 s.
+            config.webSocketPingMilliseconds = max(100, try parse(value, "ROOST_TEST_PING_INTERVAL_MS", Int.init))
+        }
         if let value = environment["ROOST_TEST_DROP_REPLIES"] {  // Test-only fault injection; see ServerConfig.
             config.dropEveryNthIdempotentReply = max(0, try parse(value, "ROOST_TEST_DROP_REPLIES", Int.init))
         }

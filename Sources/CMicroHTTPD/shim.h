@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -162,7 +164,7 @@ static inline struct MHD_Daemon *roost_mhd_start_worker(
         pinned = roost_set_affinity(&only) == 0;
     }
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO
-        | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME;
+        | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE;
     struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, handler, handler_cls,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
@@ -218,6 +220,37 @@ static inline void roost_mhd_client_address(struct MHD_Connection *connection, c
 static inline struct MHD_Response *roost_mhd_copied_response(size_t size, const void *data)
 {
     return MHD_create_response_from_buffer(size, (void *)data, MHD_RESPMEM_MUST_COPY);
+}
+
+/// Hands an upgraded connection back to libmicrohttpd, which closes its socket on the daemon's thread
+/// (and then reports the connection closed). MHD_upgrade_action is variadic.
+static inline enum MHD_Result roost_mhd_upgrade_close(struct MHD_UpgradeResponseHandle *urh)
+{
+    return MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+/// epoll for the upgraded (WebSocket) sockets. struct epoll_event is packed on x86-64, which Swift
+/// should not be trusted to lay out: these wrappers take and give plain values.
+static inline int roost_epoll_control(int epoll_fd, int operation, int fd, uint32_t events, uint64_t data)
+{
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = events;
+    event.data.u64 = data;
+    return epoll_ctl(epoll_fd, operation, fd, &event);
+}
+
+/// Waits up to `timeout_ms` for at most `capacity` events; fills `data` and `events` and returns how many (-1: errno).
+static inline int roost_epoll_wait(int epoll_fd, uint64_t *data, uint32_t *events, int capacity, int timeout_ms)
+{
+    struct epoll_event ready[64];
+    if (capacity > 64) capacity = 64;
+    int count = epoll_wait(epoll_fd, ready, capacity, timeout_ms);
+    for (int index = 0; index < count; index++) {
+        data[index] = ready[index].data.u64;
+        events[index] = ready[index].events;
+    }
+    return count;
 }
 
 #endif

@@ -90,6 +90,9 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// Close the connection instead of answering (fault injection in tests: a reply lost after the commit).
     public var dropsConnection = false
+    /// Switch protocols: the status must be 101; once the answer's headers are sent, the socket is handed
+    /// to this function (on the connection's thread, which it must not hold).
+    public var upgrade: (@Sendable (UpgradedConnection) -> Void)?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

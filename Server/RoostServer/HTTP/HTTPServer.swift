@@ -220,6 +220,7 @@ public final class HTTPServer: @unchecked Sendable {
             return false
         }
         state.isActive = true
+        state.server = self
         return true
     }
 
@@ -235,14 +236,16 @@ public final class HTTPServer: @unchecked Sendable {
         daemons.deallocate()
     }
 
-    fileprivate func send(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    fileprivate func send(_ response: HTTPResponse, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
         if response.dropsConnection { return MHD_Result.NO }  // MHD closes the connection unanswered.
-        let mhdResponse = response.body.withUnsafeBytes { raw in
-            roost_mhd_copied_response(raw.count, raw.baseAddress)
-        }
+        if let upgrade = response.upgrade { state.upgrade = upgrade }
+        let mhdResponse = response.upgrade != nil
+            ? MHD_create_response_for_upgrade(upgradeHandler, nil)
+            : response.body.withUnsafeBytes { raw in roost_mhd_copied_response(raw.count, raw.baseAddress) }
         guard let mhdResponse else { return MHD_Result.NO }
-        for (name, value) in commonHeaders { _ = MHD_add_response_header(mhdResponse, name, value) }
+        // The response's own first: MHD wants an upgrade's `Connection` header at the head of the list.
         for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
+        for (name, value) in commonHeaders { _ = MHD_add_response_header(mhdResponse, name, value) }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
@@ -326,6 +329,10 @@ private final class RequestState {
     private let ends = Atomic<Int>(1)
     /// What `LaterReply.send(_:)` left for the connection's thread to call and write.
     var laterAnswer: (() -> HTTPResponse)?
+    /// The server that counted the request (set with `isActive`).
+    weak var server: HTTPServer?
+    /// Who takes the socket once a 101 answer has been sent (`HTTPResponse.upgrade`).
+    var upgrade: (@Sendable (UpgradedConnection) -> Void)?
 
     func awaitsSend() { ends.add(1, ordering: .acquiringAndReleasing) }
 
@@ -411,7 +418,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
             }
             state.request?.bodyTooLarge = true
             guard state.connection?.owe(by: 0) ?? true, server.beginRequest(state) else { return MHD_Result.NO }
-            return server.send(server.handler(state.request!, nil) ?? HTTPResponse(status: 500), on: connection)
+            return server.send(server.handler(state.request!, nil) ?? HTTPResponse(status: 500), on: connection, state: state)
         }
         return MHD_Result.YES
     }
@@ -434,7 +441,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
 
     if let answer = state.laterAnswer {  // Resumed by `LaterReply.send(_:)`.
         state.laterAnswer = nil
-        return server.send(answer(), on: connection)
+        return server.send(answer(), on: connection, state: state)
     }
     // The whole request is in: nothing more is owed (false: the deadline watcher has just ended it).
     guard state.connection?.owe(by: 0) ?? true else { return MHD_Result.NO }
@@ -446,5 +453,24 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     guard let response = server.handler(request, LaterReply(server: server, connection: connection, state: state)) else {
         return MHD_Result.YES  // Parked: `LaterReply.send(_:)` resumes the connection.
     }
-    return server.send(response, on: connection)
+    return server.send(response, on: connection, state: state)
+}
+
+/// MHD calls this on the connection's thread once a 101 answer's headers are sent: the socket is the
+/// upgrade's owner's from here. The request counts as done (`stop()` must not wait for the socket's life);
+/// MHD reports the connection completed and closed only when the owner hands it back.
+private let upgradeHandler: MHD_UpgradeHandler = { _, _, requestContext, extra, extraSize, socket, handle in
+    guard let requestContext, let handle else { return }
+    let state = Unmanaged<RequestState>.fromOpaque(requestContext).takeUnretainedValue()
+    let leftover = extra.map { pointer in
+        Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: extraSize))
+    } ?? []
+    let connection = UpgradedConnection(socket: socket, leftover: leftover, handle: handle)
+    if state.isActive, let server = state.server {
+        state.isActive = false
+        state.ended(server)
+    }
+    guard let upgrade = state.upgrade else { return connection.close() }
+    state.upgrade = nil
+    upgrade(connection)
 }

@@ -40,12 +40,19 @@ enum ObjectStore {
         } catch let error as SQLiteError where error.isPrimaryKeyViolation || error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
+        if db.recordsChanges(schema.className) {
+            db.objectChanges.append(ObjectChange(className: schema.className, before: nil, after: object))
+        }
     }
 
     static func update(_ object: StoredObject, in schema: ClassSchema, in db: SQLiteConnection) throws {
         let sql = "UPDATE \(schema.tableName) SET createdAt = ?, updatedAt = ?, acl = ?, rperm = ?, data = ? WHERE objectId = ?"
         var values = arguments(for: object)
         values.append(values.removeFirst())  // objectId goes last, for the WHERE.
+        if db.recordsChanges(schema.className) {
+            let before = try fetch(object.objectId, from: schema, in: db)?.decoded()
+            db.objectChanges.append(ObjectChange(className: schema.className, before: before, after: object))
+        }
         do {
             try db.execute(sql, values)
         } catch let error as SQLiteError where error.isUniqueViolation {
@@ -74,8 +81,11 @@ enum ObjectStore {
 
     /// Returns whether a row was deleted.
     static func delete(_ objectId: String, from schema: ClassSchema, in db: SQLiteConnection) throws -> Bool {
+        let before = db.recordsChanges(schema.className) ? try fetch(objectId, from: schema, in: db)?.decoded() : nil
         try db.execute("DELETE FROM \(schema.tableName) WHERE objectId = ?", [.text(objectId)])
-        return db.changes > 0
+        let deleted = db.changes > 0
+        if deleted, let before { db.objectChanges.append(ObjectChange(className: schema.className, before: before, after: nil)) }
+        return deleted
     }
 
     static func find(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> [StoredRow] {
@@ -126,8 +136,8 @@ enum ObjectStore {
         QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) }, readableBy: readableBy, authorizeSubquery: authorize)
     }
 
-    /// `objectId, createdAt, updatedAt, acl, rperm, data`.
-    private static func arguments(for object: StoredObject) -> [SQLValue] {
+    /// `objectId, createdAt, updatedAt, acl, rperm, data` (also LiveQuery's matching row).
+    static func arguments(for object: StoredObject) -> [SQLValue] {
         let readers = object.acl.map { JSON.array(ACL.subjects(of: $0, granting: "read").map { .string($0) }).jsonText }
         return [
             .text(object.objectId), .integer(object.createdAt.millisecondsSince1970),

@@ -14,6 +14,10 @@ final class SQLiteConnection {
     var changedAuthentication = false
     /// Set by `schemaChanged()`; `Storage.write` invalidates the readers' `SchemaCache` after commit.
     var changedSchema = false
+    /// On the writer: whether `ObjectStore` records the writes of a class (someone subscribed to it), and
+    /// what it recorded in the current transaction (`WriteQueue` publishes them once committed).
+    var recordsChanges: @Sendable (String) -> Bool = { _ in false }
+    var objectChanges: [ObjectChange] = []
     /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
     /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
     /// clears it too. Read-only connections never use it (their snapshots move with other commits).
@@ -77,6 +81,7 @@ final class SQLiteConnection {
         } catch {
             try? execute("ROLLBACK")
             schemaCache.removeAll()
+            objectChanges.removeAll()
             throw error
         }
     }
@@ -84,12 +89,14 @@ final class SQLiteConnection {
     /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws.
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
         try execute("SAVEPOINT request")
+        let recorded = objectChanges.count
         do {
             let result = try body()
             try execute("RELEASE request")
             return result
         } catch {
             schemaCache.removeAll()
+            objectChanges.removeSubrange(min(recorded, objectChanges.count)...)
             try? execute("ROLLBACK TO request")
             try? execute("RELEASE request")
             throw error

@@ -213,6 +213,12 @@ public final class Storage: Sendable {
         return migrator
     }
 
+    /// LiveQuery's hook: object writes of the classes `recording` names are handed to `onCommit` once
+    /// committed, in commit order (see `WriteQueue.observeCommits`). Set once, before serving.
+    func observeCommits(recording: @escaping @Sendable (String) -> Bool, onCommit: @escaping @Sendable ([ObjectChange]) -> Void) {
+        writer.observeCommits(recording: recording, onCommit: onCommit)
+    }
+
     /// Runs `body` atomically on the writer; returns once its changes are committed.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         var changedAuthentication = false

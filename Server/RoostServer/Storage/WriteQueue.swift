@@ -41,8 +41,20 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
+    /// Told every group's recorded object changes right after the group commits, on the writer's
+    /// thread and before the next group starts: calls come in commit order (LiveQuery's ordering).
+    private var onCommit: (@Sendable ([ObjectChange]) -> Void)?
+
     init(connection: SQLiteConnection) {
         self.connection = connection
+    }
+
+    /// Records the object writes of the classes `recording` names and hands them to `onCommit` once committed.
+    func observeCommits(recording: @escaping @Sendable (String) -> Bool, onCommit: @escaping @Sendable ([ObjectChange]) -> Void) {
+        _ = try? withConnection { connection in
+            connection.recordsChanges = recording
+            self.onCommit = onCommit
+        }
     }
 
     /// Runs `body` on the writer inside a savepoint of a group transaction; returns once committed.
@@ -112,6 +124,14 @@ final class WriteQueue: @unchecked Sendable {
     }
 
     private func commit(_ group: [Job]) {
+        defer {
+            // A failed transaction has dropped its changes already (`inTransaction`).
+            if !connection.objectChanges.isEmpty {
+                let changes = connection.objectChanges
+                connection.objectChanges = []
+                onCommit?(changes)
+            }
+        }
         if group.count == 1 {
             // Alone in its transaction: a failure rolls the transaction back, no savepoint needed.
             let job = group[0]

@@ -1,0 +1,99 @@
+import Logging
+import RoostCore
+
+/// Decides what a LiveQuery subscriber may see, with the same rules and SQL as its REST queries: the
+/// subscription's `where`, restricted as a `find` (or a `get` when it names one objectId, as Parse's
+/// `_getCLPOperation`) by the class-level permissions and pointer permissions, and the ACL filter of the
+/// subscriber's roles, compiled by `QueryCompiler` and run by SQLite against one object version given
+/// as a one-row table. So every query operator matches as it does in a REST query, subqueries included.
+struct LiveQueryMatcher {
+    let storage: Storage
+    let config: ServerConfig
+    let logger: Logger
+
+    /// The REST context a subscriber's checks run as.
+    func context(isMaster: Bool, user: AuthenticatedUser?) -> RequestContext {
+        RequestContext(config: config, storage: storage, isMaster: isMaster, user: user, installationId: nil,
+                       requestId: "livequery", logger: logger, publicURL: "", transaction: nil,
+                       passwords: PreparedPasswords(hasher: config.passwordHasher))
+    }
+
+    /// Parse's `_getCLPOperation`: a `where` of exactly one objectId is a `get`.
+    static func operation(for whereClause: [String: JSON]) -> ClassPermissions.Operation {
+        whereClause.count == 1 && whereClause["objectId"]?.stringValue != nil ? .get : .find
+    }
+
+    /// Checks a new subscription as its REST query would be checked: class-level permission, fields it
+    /// may not query (protected fields), and a `where` that compiles.
+    /// - Throws: `ParseError` (119, 101, 102...).
+    func checkSubscription(_ subscription: LiveQueryClient.Subscription, isMaster: Bool) throws {
+        let context = context(isMaster: isMaster, user: subscription.user)
+        try storage.read { db in
+            guard let schema = try SchemaStore.load(subscription.className, in: db) else { return }  // No class yet: public.
+            _ = try condition(for: subscription, schema: schema, context: context, in: db)
+        }
+    }
+
+    /// Which of `versions` the subscriber may see through the subscription (nil versions never match).
+    /// - Throws: `ParseError` when the subscription's permissions no longer hold (a CLP changed).
+    func matches(_ subscription: LiveQueryClient.Subscription, isMaster: Bool, versions: [StoredObject?]) throws -> [Bool] {
+        let context = context(isMaster: isMaster, user: subscription.user)
+        return try storage.read { db in
+            guard let schema = try SchemaStore.load(subscription.className, in: db) else { return versions.map { _ in false } }
+            let condition = try condition(for: subscription, schema: schema, context: context, in: db)
+            let sql = "WITH live_row(objectId, createdAt, updatedAt, acl, rperm, data) AS (VALUES (?, ?, ?, ?, ?, ?)) "
+                + "SELECT 1 FROM live_row WHERE \(condition.sql)"
+            return try versions.map { version in
+                guard let version else { return false }
+                return try !db.fetchRows(sql, ObjectStore.arguments(for: version) + condition.arguments, cacheable: false).isEmpty
+            }
+        }
+    }
+
+    /// Whether the subscriber may read `object` at all (its ACL and the class's permissions), whatever the `where`.
+    func mayRead(_ object: StoredObject, _ subscription: LiveQueryClient.Subscription, isMaster: Bool) throws -> Bool {
+        let anything = LiveQueryClient.Subscription(
+            requestId: subscription.requestId, className: subscription.className, whereClause: [:], constraint: .and([]),
+            keys: nil, watch: nil, user: subscription.user)
+        return try matches(anything, isMaster: isMaster, versions: [object])[0]
+    }
+
+    /// The object as this subscriber may see it: protected fields removed, and with `keys` only the
+    /// built-in fields and those keys (parse-server's `_toJSONWithFields`), with its `className`.
+    /// `identityOnly`: the built-in fields alone (no ACL either).
+    func visibleJSON(_ object: StoredObject, _ subscription: LiveQueryClient.Subscription, isMaster: Bool,
+                     identityOnly: Bool = false) -> JSON {
+        let context = context(isMaster: isMaster, user: subscription.user)
+        var hidden = (try? storage.read { db in try SchemaStore.load(subscription.className, in: db) })
+            .flatMap { $0 }.map { ClassPermissions.protectedFields($0, context: context) } ?? []
+        if subscription.className == UserStore.className, !isMaster, subscription.user?.id != object.objectId {
+            hidden.formUnion(UserStore.privateFields)  // Others' `email` and `authData`, as REST reads hide them.
+        }
+        var shown = object
+        if identityOnly {
+            shown.fields = [:]
+            shown.acl = nil
+        }
+        guard case .object(var members) = shown.wireJSON(keys: subscription.keys.map(Set.init), excluding: hidden) else {
+            return .null
+        }
+        members["className"] = .string(subscription.className)
+        return .object(members)
+    }
+
+    /// The subscription's `where` as its REST find would run it, plus the subscriber's ACL filter, as SQL.
+    private func condition(for subscription: LiveQueryClient.Subscription, schema: ClassSchema, context: RequestContext,
+                           in db: any SQLQuerying) throws -> SQLFragment {
+        let access = QueryAccess(context: context)
+        try access.checkQueryable(subscription.constraint, in: schema)
+        if let watch = subscription.watch {  // Watching a field reveals when it changes: it must be readable too.
+            try access.checkSortable(watch.map { SortKey(key: $0, descending: false) }, constraint: subscription.constraint, in: schema)
+        }
+        let constraint = try access.restrict(subscription.constraint, Self.operation(for: subscription.whereClause), in: schema)
+        let compiler = QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) },
+                                     readableBy: context.aclSubjects, authorizeSubquery: access.subqueryAuthorizer)
+        let filter = try compiler.compile(constraint)
+        let acl = QueryCompiler.readFilter(context.aclSubjects)
+        return SQLFragment(sql: "(\(filter.sql)) AND \(acl.sql)", arguments: filter.arguments + acl.arguments)
+    }
+}

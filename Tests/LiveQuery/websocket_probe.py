@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""Drives Roost's LiveQuery WebSocket with a real client library (Python's `websockets`, Debian's
+python3-websockets) and with raw sockets, for LiveQueryWebSocketTests. Each scenario prints one JSON
+line with what it saw; the Swift test decides whether that is right.
+
+usage: websocket_probe.py <scenario> <port> [server pid]"""
+import asyncio
+import base64
+import json
+import os
+import socket
+import struct
+import sys
+
+import websockets
+
+APP_ID = "test-app"
+MASTER_KEY = "test-master-key-0123456789"
+
+
+def url(port, path="/parse"):
+    return f"ws://127.0.0.1:{port}{path}"
+
+
+async def protocol(port):
+    """A whole conversation, on /parse and on /: every answer, in order."""
+    seen = []
+    for path in ("/parse", "/"):
+        async with websockets.connect(url(port, path)) as ws:
+            for message in (
+                {"op": "subscribe", "requestId": 1, "query": {"className": "A", "where": {}}},  # before connect: 2
+                {"op": "connect", "applicationId": "wrong"},  # 4
+                {"op": "connect", "applicationId": APP_ID, "extra": 1},  # 1, unknown field
+                {"op": "connect"},  # 1, missing applicationId
+                {"op": "connect", "applicationId": APP_ID, "installationId": "inst-1"},
+                {"op": "subscribe", "requestId": 1, "query": {"className": "A", "where": {"n": {"$gt": 1}}, "fields": ["n"]}},
+                {"op": "subscribe", "requestId": 2, "query": {"className": "A", "where": {}, "keys": []}},  # 1
+                {"op": "update", "requestId": 1, "query": {"className": "A", "where": {"n": 2}}},
+                {"op": "unsubscribe", "requestId": 1},
+                {"op": "unsubscribe", "requestId": 1},  # 2, no such subscription
+                {"op": "query", "requestId": 3},  # 1, not an op parse-server's schema knows
+            ):
+                await ws.send(json.dumps(message))
+                seen.append(json.loads(await ws.recv()))
+            await ws.send("not json")  # ignored, as parse-server does
+            await ws.send(json.dumps({"op": "connect", "applicationId": APP_ID, "sessionToken": "r:nope"}))
+            seen.append(json.loads(await ws.recv()))
+    print(json.dumps(seen))
+
+
+async def fragmented(port):
+    """A message sent in three fragments arrives whole; pings between fragments are answered."""
+    async with websockets.connect(url(port)) as ws:
+        text = json.dumps({"op": "connect", "applicationId": APP_ID, "installationId": "x" * 3000})
+        await ws.send([text[:10], text[10:2000], text[2000:]])
+        reply = json.loads(await ws.recv())
+        pong = await ws.ping(b"hello")
+        await asyncio.wait_for(pong, 5)
+        print(json.dumps({"op": reply.get("op"), "installationId": len(reply.get("installationId", "")), "pong": True}))
+
+
+async def oversized(port):
+    """A message over 64 KB closes the socket with 1009; a new socket still works."""
+    code = None
+    async with websockets.connect(url(port), max_size=None) as ws:
+        await ws.send("x" * (70 * 1024))
+        try:
+            await ws.recv()
+        except websockets.exceptions.ConnectionClosed as closed:
+            code = closed.rcvd.code if closed.rcvd else None
+    async with websockets.connect(url(port)) as ws:
+        await ws.send(json.dumps({"op": "connect", "applicationId": APP_ID}))
+        after = json.loads(await ws.recv())["op"]
+    print(json.dumps({"code": code, "after": after}))
+
+
+def raw_upgrade(port, path="/parse"):
+    """A raw socket after a hand-made handshake (for what a library will not send), and the 101 head."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(1)
+        if not chunk:
+            break
+        head += chunk
+    return sock, head.decode()
+
+
+def read_frame(sock):
+    """(opcode, payload) of one server frame, or None at end of stream."""
+    def exactly(count):
+        data = b""
+        while len(data) < count:
+            chunk = sock.recv(count - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+    header = exactly(2)
+    if header is None:
+        return None
+    length = header[1] & 0x7F
+    if length == 126:
+        length = struct.unpack("!H", exactly(2))[0]
+    elif length == 127:
+        length = struct.unpack("!Q", exactly(8))[0]
+    return header[0] & 0x0F, exactly(length) if length else b""
+
+
+def masked(opcode, payload, final=True):
+    mask = os.urandom(4)
+    head = bytes([(0x80 if final else 0) | opcode])
+    length = len(payload)
+    head += bytes([0x80 | length]) if length < 126 else bytes([0x80 | 126]) + struct.pack("!H", length)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def unmasked(port):
+    """An unmasked frame is a protocol error: close 1002. Also: bad UTF-8 (1007), a long ping (1002)."""
+    results = {}
+    for name, frame in (
+        ("unmasked", bytes([0x81, 2]) + b"{}"),
+        ("bad_utf8", masked(0x1, b"\xff\xfe")),
+        ("long_ping", masked(0x9, b"x" * 126)),
+        ("fragmented_ping", masked(0x9, b"x", final=False)),
+        ("binary", masked(0x2, b"{}")),
+    ):
+        sock, head = raw_upgrade(port)
+        sock.sendall(frame)
+        reply = read_frame(sock)
+        code = struct.unpack("!H", reply[1][:2])[0] if reply and reply[0] == 8 else None
+        after = read_frame(sock)  # the server closes the socket after its close frame
+        results[name] = {"status": head.split("\r\n")[0], "code": code, "closed": after is None}
+        sock.close()
+    print(json.dumps(results))
+
+
+def abrupt(port, count):
+    """`count` sockets (the per-address cap) dropped without a close frame give their slots back."""
+    def open_all():
+        sockets = []
+        for _ in range(count):
+            sock, head = raw_upgrade(port)
+            sockets.append((sock, head.split("\r\n")[0]))
+        return sockets
+    first = open_all()
+    refused = socket.create_connection(("127.0.0.1", port), timeout=10)
+    refused.sendall(b"GET /parse/health HTTP/1.1\r\nHost: x\r\n\r\n")
+    over_cap = refused.recv(200).decode().split("\r\n")[0]
+    refused.close()
+    for sock, _ in first:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, no close frame
+        sock.close()
+    import time
+    statuses = []
+    for _ in range(50):  # the server notices the resets within moments; allow a loaded machine 5 s
+        time.sleep(0.1)
+        try:
+            second = open_all()
+        except OSError:
+            continue
+        statuses = [status for _, status in second]
+        for sock, _ in second:
+            sock.close()
+        if all("101" in status for status in statuses):
+            break
+    print(json.dumps({"first": [status for _, status in first], "overCap": over_cap, "second": statuses}))
+
+
+async def idle(port, pid, count):
+    """`count` idle LiveQuery clients, and how many threads the server had before and while they were open."""
+    def threads():
+        return len(os.listdir(f"/proc/{pid}/task"))
+    before = threads()
+    sockets = []
+    for _ in range(count):
+        ws = await websockets.connect(url(port))
+        await ws.send(json.dumps({"op": "connect", "applicationId": APP_ID}))
+        sockets.append(ws)
+    connected = 0
+    for ws in sockets:
+        if json.loads(await ws.recv())["op"] == "connected":
+            connected += 1
+    during = threads()
+    await asyncio.sleep(4.5)  # two ping rounds (the test pings every 2 s): answered, so all stay
+    alive = 0
+    for ws in sockets:
+        try:
+            await asyncio.wait_for(ws.ping(), 5)
+            alive += 1
+        except Exception:
+            pass
+    for ws in sockets:
+        await ws.close()
+    print(json.dumps({"before": before, "during": during, "connected": connected, "alive": alive}))
+
+
+def silent(port):
+    """A client that never answers pings is dropped after missing one (the test pings every 300 ms)."""
+    import time
+    sock, head = raw_upgrade(port)
+    started = time.monotonic()
+    pings = 0
+    while True:
+        frame = read_frame(sock)
+        if frame is None:
+            break
+        if frame[0] == 9:
+            pings += 1
+    print(json.dumps({"pings": pings, "seconds": time.monotonic() - started}))
+
+
+async def stop(port, pid):
+    """SIGTERM with sockets open: each gets close 1001 (going away) at once."""
+    import signal
+    sockets = [await websockets.connect(url(port)) for _ in range(3)]
+    os.kill(pid, signal.SIGTERM)
+    codes = []
+    for ws in sockets:
+        try:
+            await asyncio.wait_for(ws.recv(), 10)
+        except websockets.exceptions.ConnectionClosed as closed:
+            codes.append(closed.rcvd.code if closed.rcvd else None)
+    print(json.dumps({"codes": codes}))
+
+
+def rest(port, method, path, body=None, token=None, master=False, headers=None):
+    import urllib.error
+    import urllib.request
+    headers = {"X-Parse-Application-Id": APP_ID, "Content-Type": "application/json", **(headers or {})}
+    if token:
+        headers["X-Parse-Session-Token"] = token
+    if master:
+        headers["X-Parse-Master-Key"] = MASTER_KEY
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/parse{path}", method=method, headers=headers,
+                                     data=json.dumps(body).encode() if body is not None else None)
+    try:
+        return json.loads(urllib.request.urlopen(request, timeout=30).read())
+    except urllib.error.HTTPError as error:
+        return json.loads(error.read())
+
+
+async def live_client(port, session_token=None, master=False):
+    ws = await websockets.connect(url(port))
+    connect = {"op": "connect", "applicationId": APP_ID}
+    if session_token:
+        connect["sessionToken"] = session_token
+    if master:
+        connect["masterKey"] = MASTER_KEY
+    await ws.send(json.dumps(connect))
+    assert json.loads(await ws.recv())["op"] == "connected"
+    return ws
+
+
+async def subscribe(ws, request_id, query):
+    await ws.send(json.dumps({"op": "subscribe", "requestId": request_id, "query": query}))
+    return json.loads(await ws.recv())
+
+
+async def drain(ws, quiet=1.0):
+    """Every message until none comes for `quiet` seconds."""
+    seen = []
+    while True:
+        try:
+            seen.append(json.loads(await asyncio.wait_for(ws.recv(), quiet)))
+        except asyncio.TimeoutError:
+            return seen
+
+
+def brief(message):
+    """An event as the test compares it: op, requestId, and the objects' fields without dates."""
+    out = {"op": message["op"], "requestId": message.get("requestId")}
+    for key in ("object", "original"):
+        if key in message:
+            out[key] = {k: v for k, v in message[key].items() if k not in ("createdAt", "updatedAt")}
+    if message["op"] == "error":
+        out["code"] = message["code"]
+    return out
+
+
+async def events(port):
+    """create, update, leave, enter, delete on a `where`; `keys` trims; `watch` filters."""
+    ws = await live_client(port)
+    await subscribe(ws, 1, {"className": "Score", "where": {"n": {"$gt": 1}}})
+    await subscribe(ws, 2, {"className": "Score", "where": {"n": {"$gt": 1}}, "keys": ["n"]})
+    await subscribe(ws, 3, {"className": "Score", "where": {}, "watch": ["tag"]})
+    object_id = rest(port, "POST", "/classes/Score", {"n": 5, "tag": "a", "other": 1})["objectId"]
+    rest(port, "PUT", f"/classes/Score/{object_id}", {"n": 6})
+    rest(port, "PUT", f"/classes/Score/{object_id}", {"n": 0, "tag": "b"})
+    rest(port, "PUT", f"/classes/Score/{object_id}", {"n": 3})
+    rest(port, "POST", "/classes/Score", {"n": 1})  # matches only the watch subscription, which has no tag change
+    rest(port, "DELETE", f"/classes/Score/{object_id}")
+    seen = [brief(message) for message in await drain(ws)]
+    print(json.dumps({"objectId": object_id, "events": seen}))
+
+
+async def access(port):
+    """ACL with users and roles decides who sees what; a CLP that refuses find refuses the subscription."""
+    ann = rest(port, "POST", "/users", {"username": "ann", "password": "pw-ann"})
+    bob = rest(port, "POST", "/users", {"username": "bob", "password": "pw-bob"})
+    rest(port, "POST", "/roles", {"name": "editors", "ACL": {"*": {"read": True}},
+                                   "users": {"__op": "AddRelation", "objects": [
+                                       {"__type": "Pointer", "className": "_User", "objectId": ann["objectId"]}]}},
+         master=True)
+    clients = {"ann": await live_client(port, ann["sessionToken"]), "bob": await live_client(port, bob["sessionToken"]),
+               "anonymous": await live_client(port), "master": await live_client(port, master=True)}
+    for ws in clients.values():
+        await subscribe(ws, 7, {"className": "Note", "where": {}})
+    only_bob = {bob["objectId"]: {"read": True, "write": True}}
+    first = rest(port, "POST", "/classes/Note", {"text": "bob's", "ACL": only_bob})["objectId"]
+    rest(port, "POST", "/classes/Note", {"text": "editors'", "ACL": {"role:editors": {"read": True}}})
+    rest(port, "PUT", f"/classes/Note/{first}", {"ACL": {bob["objectId"]: {"read": True, "write": True},
+                                                      ann["objectId"]: {"read": True}}}, token=bob["sessionToken"])
+    rest(port, "PUT", f"/classes/Note/{first}", {"ACL": only_bob}, token=bob["sessionToken"])
+    rest(port, "PUT", f"/classes/Note/{first}", {"text": "bob's, edited"}, token=bob["sessionToken"])
+    seen = {name: [[message["op"], message.get("object", {}).get("text")] for message in await drain(ws, 0.5)]
+            for name, ws in clients.items()}
+    await subscribe(clients["bob"], 9, {"className": "_User", "where": {}})
+    rest(port, "PUT", f"/users/{ann['objectId']}", {"email": "ann@example.com", "ACL": {
+        "*": {"read": True}, ann["objectId"]: {"read": True, "write": True}}}, token=ann["sessionToken"])
+    user_event = json.loads(await asyncio.wait_for(clients["bob"].recv(), 10))
+    rest(port, "PUT", "/schemas/Secret", {"classLevelPermissions": {"find": {}, "get": {}}}, master=True) \
+        if rest(port, "POST", "/schemas/Secret", {"className": "Secret"}, master=True) else None
+    refused = await subscribe(clients["ann"], 8, {"className": "Secret", "where": {}})
+    allowed = await subscribe(clients["master"], 8, {"className": "Secret", "where": {}})
+    print(json.dumps({"seen": seen, "refused": brief(refused), "allowed": allowed["op"],
+                      "userEvent": [user_event["op"], sorted(user_event["object"].keys())]}))
+
+
+async def ordering(port):
+    """Concurrent increments of one counter: the events come in commit order (1, 2, 3...)."""
+    import concurrent.futures
+    ws = await live_client(port)
+    object_id = rest(port, "POST", "/classes/Counter", {"n": 0})["objectId"]
+    await subscribe(ws, 1, {"className": "Counter", "where": {}})
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: rest(port, "PUT", f"/classes/Counter/{object_id}", {"n": {"__op": "Increment", "amount": 1}}),
+                      range(40)))
+    seen = await drain(ws)
+    print(json.dumps({"values": [message["object"]["n"] for message in seen], "ops": sorted({m["op"] for m in seen})}))
+
+
+async def batches(port):
+    """A batch's writes send events; a transactional batch that fails sends none."""
+    ws = await live_client(port)
+    await subscribe(ws, 1, {"className": "Item", "where": {}})
+    ok = rest(port, "POST", "/batch", {"requests": [
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 1}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 2}}]})
+    failed = rest(port, "POST", "/batch", {"transaction": True, "requests": [
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 3}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": {"__op": "Bogus"}}}]})
+    partial = rest(port, "POST", "/batch", {"requests": [
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 4}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": {"__op": "Bogus"}}},
+        {"method": "POST", "path": "/parse/classes/Item", "body": {"k": 5}}]})
+    once = {"X-Parse-Request-Id": "create-k6-once"}
+    replies = [rest(port, "POST", "/classes/Item", {"k": 6}, headers=once)["objectId"] for _ in range(2)]
+    seen = [[message["op"], message["object"]["k"]] for message in await drain(ws)]
+    print(json.dumps({"seen": seen, "ok": len(ok), "failed": "error" in json.dumps(failed), "replayed": replies[0] == replies[1],
+                      "partial": ["success" in item for item in partial]}))
+
+
+async def operators(port):
+    """Subscriptions match with the REST query semantics, subqueries and $regex included."""
+    ws = await live_client(port)
+    team = rest(port, "POST", "/classes/Team", {"name": "reds", "active": True})["objectId"]
+    await subscribe(ws, 1, {"className": "Player", "where": {"team": {"$inQuery": {"className": "Team", "where": {"active": True}}}}})
+    await subscribe(ws, 2, {"className": "Player", "where": {"name": {"$regex": "^an", "$options": "i"}}})
+    await subscribe(ws, 3, {"className": "Player", "where": {"$or": [{"tags": "x"}, {"score": {"$in": [7, 8]}}]}})
+    pointer = {"__type": "Pointer", "className": "Team", "objectId": team}
+    rest(port, "POST", "/classes/Player", {"name": "Ann", "team": pointer, "tags": ["x", "y"]})
+    rest(port, "POST", "/classes/Player", {"name": "Bob", "score": 8})
+    rest(port, "POST", "/classes/Player", {"name": "Cy", "score": 1})
+    seen = sorted([message["requestId"], message["object"]["name"]] for message in await drain(ws))
+    print(json.dumps({"seen": seen}))
+
+
+async def quiet(port, seconds):
+    """A socket quiet for longer than the HTTP deadlines (and not pinging) stays open: they are for requests."""
+    ws = await websockets.connect(url(port), ping_interval=None)
+    await ws.send(json.dumps({"op": "connect", "applicationId": APP_ID}))
+    first = json.loads(await ws.recv())["op"]
+    await asyncio.sleep(seconds)
+    await ws.send(json.dumps({"op": "subscribe", "requestId": 1, "query": {"className": "A", "where": {}}}))
+    print(json.dumps({"first": first, "after": json.loads(await ws.recv())["op"]}))
+
+
+async def flood(port, count):
+    """One client sends `count` messages at once: each is answered, in order, and another client is served meanwhile."""
+    flooder = await live_client(port)
+    other = await websockets.connect(url(port))
+
+    async def send_all():
+        for request_id in range(count):
+            await flooder.send(json.dumps({"op": "unsubscribe", "requestId": request_id}))
+
+    async def read_all():
+        return [json.loads(await flooder.recv()).get("error", "").split("subscriptionId ")[1].split(".")[0]
+                for _ in range(count)]
+
+    async def other_connects():
+        await other.send(json.dumps({"op": "connect", "applicationId": APP_ID}))
+        return json.loads(await other.recv())["op"]
+
+    _, answered, other_op = await asyncio.wait_for(asyncio.gather(send_all(), read_all(), other_connects()), 60)
+    print(json.dumps({"inOrder": answered == [str(i) for i in range(count)], "answered": len(answered), "other": other_op}))
+
+
+def main():
+    scenario, port = sys.argv[1], int(sys.argv[2])
+    if scenario == "protocol":
+        asyncio.run(protocol(port))
+    elif scenario == "fragmented":
+        asyncio.run(fragmented(port))
+    elif scenario == "oversized":
+        asyncio.run(oversized(port))
+    elif scenario == "unmasked":
+        unmasked(port)
+    elif scenario == "abrupt":
+        abrupt(port, int(sys.argv[3]))
+    elif scenario == "idle":
+        asyncio.run(idle(port, int(sys.argv[3]), int(sys.argv[4])))
+    elif scenario == "flood":
+        asyncio.run(flood(port, int(sys.argv[3])))
+    elif scenario == "quiet":
+        asyncio.run(quiet(port, float(sys.argv[3])))
+    elif scenario == "stop":
+        asyncio.run(stop(port, int(sys.argv[3])))
+    elif scenario in ("events", "access", "ordering", "batches", "operators"):
+        asyncio.run(globals()[scenario](port))
+    elif scenario == "silent":
+        silent(port)
+
+
+if __name__ == "__main__":
+    main()

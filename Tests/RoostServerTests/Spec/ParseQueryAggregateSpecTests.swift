@@ -212,9 +212,15 @@ import Testing
         #expect(try await Self.results(server, Self.pipeline(["$match": ["updatedAt": ["$gte": startOfDay]]])).count == 4)
         #expect(try await Self.results(server, Self.pipeline(["$match": ["createdAt": iso(now.addingTimeInterval(30 * 86_400))]])).isEmpty)
 
-        let marked = try await server.createAll("Stamped", [["createdAt_test": true], ["createdAt_test": true], [:]])
+        // One by one, a few milliseconds apart, as the spec saves them: two creates in one batch may share a millisecond.
+        var marked: [String] = []
+        for fields: JSON in [["createdAt_test": true], ["createdAt_test": true], [:]] {
+            marked.append(try await server.create("Stamped", fields))
+            try await Task.sleep(for: .milliseconds(5))
+        }
         #expect(try await Self.results(server, in: "Stamped", ["distinct": "createdAt", "where": ["createdAt_test": true]]).count == 2)
         _ = try await server.request("PUT", "/classes/Stamped/\(marked[2])", json: ["updatedAt_test": true])
+        try await Task.sleep(for: .milliseconds(5))
         _ = try await server.request("PUT", "/classes/Stamped/\(marked[0])", json: ["updatedAt_test": true])
         #expect(try await Self.results(server, in: "Stamped", ["distinct": "updatedAt", "where": ["updatedAt_test": true]]).count == 2)
 

@@ -6,16 +6,9 @@ import Testing
 /// operation's `pointerFields`, on a pointer to a user (`owner`) and on an array of them (`owners`). The spec
 /// sets permissions through the schema controller; here through `PUT /schemas`, which is what it stores.
 @Suite struct PointerPermissionsSpecTests {
-    private struct World {
-        let api: RecordingServer
-        let user1: Account, user2: Account, user3: Account
-    }
+    private typealias World = ThreeUsers
 
-    private func world() async throws -> World {
-        let api = try RecordingServer()
-        return World(api: api, user1: try await api.signUp("user1", "password"), user2: try await api.signUp("user2", "password"),
-                     user3: try await api.signUp("user3", "password"))
-    }
+    private func world() async throws -> World { try await ThreeUsers.signedUp() }
 
     /// `owner: <pointer>` or `owners: [<pointers>]`.
     private func owned(_ key: String, by users: [Account], array: Bool) -> [String: JSON] {

@@ -7,16 +7,9 @@ import Testing
 @Suite struct ProtectedFieldsSpecTests {
     /// Two users and, per class, obj1 {owner: user1, testers: [user1, user2], test} and obj2 {owner: user2, testers: [user1], test},
     /// as the spec's `targeting authenticated` and `targeting roles` fixtures.
-    private struct World {
-        let api: RecordingServer
-        let user1: Account, user2: Account, user3: Account
-    }
+    private typealias World = ThreeUsers
 
-    private func world() async throws -> World {
-        let api = try RecordingServer()
-        return World(api: api, user1: try await api.signUp("user1", "password"), user2: try await api.signUp("user2", "password"),
-                     user3: try await api.signUp("user3", "password"))
-    }
+    private func world() async throws -> World { try await ThreeUsers.signedUp() }
 
     private func objects(_ w: World, _ className: String) async throws -> (String, String) {
         func make(_ owner: Account, _ testers: [Account]) async throws -> String {

@@ -12,6 +12,18 @@ struct Account {
     let token: String
 }
 
+/// A server with three signed-up users, `user1` to `user3` (password `password`), as Parse's permission specs start.
+struct ThreeUsers {
+    let api: RecordingServer
+    let user1: Account, user2: Account, user3: Account
+
+    static func signedUp() async throws -> ThreeUsers {
+        let api = try RecordingServer()
+        return ThreeUsers(api: api, user1: try await api.signUp("user1", "password"), user2: try await api.signUp("user2", "password"),
+                          user3: try await api.signUp("user3", "password"))
+    }
+}
+
 /// A test server whose every response (status line, headers and body) is kept, so a test can check
 /// at the end that a secret never left the server, neither in a reply nor in its log.
 final class RecordingServer: @unchecked Sendable {

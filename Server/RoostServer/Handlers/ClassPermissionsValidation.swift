@@ -106,7 +106,7 @@ enum ClassPermissionsValidation {
         case .null: return "null"
         case .bool(let flag): return flag ? "true" : "false"
         case .number(let number):
-            if number == number.rounded(), abs(number) < 1e21 { return String(Int64(number)) }
+            if let integer = Int64(exactly: number) { return String(integer) }
             return "\(number)"
         case .string(let text): return text
         case .array(let items): return items.map { $0 == .null ? "" : jsText($0) }.joined(separator: ",")

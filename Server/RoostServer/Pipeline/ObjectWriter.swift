@@ -283,18 +283,26 @@ enum ObjectWriter {
     }
 
     /// The Object field a dotted key (`a.b.c`) changes, when every part is non-empty and the first a valid field name.
+    /// Not into fields the server manages (`authData`, `ACL`, credentials...): a dotted key there would skip their checks.
     static func nestedFieldName(_ key: String) -> String? {
         guard key.contains(".") else { return nil }
         let parts = key.split(separator: ".", omittingEmptySubsequences: false)
-        guard let first = parts.first, Names.isValidFieldName(String(first)), !parts.contains(where: \.isEmpty) else { return nil }
-        return String(first)
+        guard let first = parts.first.map(String.init), Names.isValidFieldName(first), !managedFields.contains(first),
+              !parts.contains(where: { $0.isEmpty || $0.contains("$") })
+        else { return nil }
+        return first
     }
+
+    private static let managedFields: Set<String> = Names.reservedFields.union(
+        ["authData", "username", "password", "email", "emailVerified", "sessionToken", "_hashed_password"])
 
     /// `value` (an Object, an Array indexed by a number, or nothing yet) with the operation applied at `path` inside it;
     /// an index past the end pads the array with nulls, as MongoDB's update on `items.3` does.
     private static func applying(_ operation: FieldOperation, at path: ArraySlice<String>, in value: JSON?) throws -> JSON? {
         let key = path[path.startIndex]
-        if case .array(var elements)? = value, let index = Int(key), key.allSatisfy({ $0.isASCII && $0.isNumber }), index < 100_000 {
+        // Padding is bounded per key (1,000 past the end), so a body of many such keys cannot build millions of nulls.
+        if case .array(var elements)? = value, key.allSatisfy({ $0.isASCII && $0.isNumber }), let index = Int(key),
+           index < elements.count + 1_000 {
             while elements.count <= index { elements.append(.null) }
             let changed = path.count == 1
                 ? try operation.applied(to: elements[index]) : try applying(operation, at: path.dropFirst(), in: elements[index])

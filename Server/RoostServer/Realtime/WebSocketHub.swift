@@ -131,17 +131,16 @@ final class WebSocketHub: @unchecked Sendable {
 
     @discardableResult
     private func post(_ command: Command) -> Bool {
-        let accepted = commands.withLock { state -> Bool in
+        // The wake-up is written under the lock: once `stop` is posted no other write follows, so `stop()` may close
+        // the eventfd without a late writer hitting a descriptor number the process has since reused.
+        commands.withLock { state -> Bool in
             guard !state.stopped else { return false }
             if case .stop = command { state.stopped = true }
             state.pending.append(command)
-            return true
-        }
-        if accepted {
             var one: UInt64 = 1
             _ = Glibc.write(wake, &one, 8)
+            return true
         }
-        return accepted
     }
 
     // MARK: The hub's thread

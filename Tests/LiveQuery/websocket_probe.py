@@ -297,6 +297,20 @@ async def events(port):
     print(json.dumps({"objectId": object_id, "events": seen}))
 
 
+async def revoked(port):
+    """A subscriber logs out over REST: its next event is a 209 for the subscription, then nothing of it."""
+    user = rest(port, "POST", "/users", {"username": "leaver", "password": "pw"})
+    ws = await live_client(port, session_token=user["sessionToken"])
+    await subscribe(ws, 1, {"className": "Note", "where": {}})
+    rest(port, "POST", "/classes/Note", {"text": "before"})
+    before = [brief(message) for message in await drain(ws)]
+    rest(port, "POST", "/logout", {}, token=user["sessionToken"])
+    rest(port, "POST", "/classes/Note", {"text": "after 1"})
+    rest(port, "POST", "/classes/Note", {"text": "after 2"})
+    after = [brief(message) for message in await drain(ws)]
+    print(json.dumps({"before": before, "after": after}))
+
+
 async def access(port):
     """ACL with users and roles decides who sees what; a CLP that refuses find refuses the subscription."""
     ann = rest(port, "POST", "/users", {"username": "ann", "password": "pw-ann"})
@@ -430,7 +444,7 @@ def main():
         asyncio.run(quiet(port, float(sys.argv[3])))
     elif scenario == "stop":
         asyncio.run(stop(port, int(sys.argv[3])))
-    elif scenario in ("events", "access", "ordering", "batches", "operators"):
+    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked"):
         asyncio.run(globals()[scenario](port))
     elif scenario == "silent":
         silent(port)

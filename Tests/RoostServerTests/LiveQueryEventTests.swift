@@ -49,6 +49,15 @@ import Testing
                 "ann made her user public: bob sees it enter, without her email (REST reads hide it too)")
     }
 
+    /// Parse re-reads a subscriber's session for its events: a log-out ends them at once (with 209), not at reconnect.
+    @Test func aSubscriberWhoLogsOutGetsNoMoreEvents() async throws {
+        let server = try TestServer(arguments: ["--password-iterations", "1000"])
+        let result = try await Probe.run("revoked", server)
+        let before = result["before"]?.arrayValue ?? []
+        #expect(before.count == 1 && before.first?["op"] == "create" && before.first?["object"]?["text"] == "before", "\(result)")
+        #expect(result["after"] == [["op": "error", "requestId": 1, "code": 209]], "\(result)")
+    }
+
     @Test func eventsComeInCommitOrder() async throws {
         let server = try TestServer()
         let result = try await Probe.run("ordering", server)

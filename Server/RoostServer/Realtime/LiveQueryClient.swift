@@ -12,6 +12,12 @@ final class LiveQueryClient {
         let keys: [String]?
         let watch: [String]?
         let user: AuthenticatedUser?
+
+        /// The same subscription reading as `user` (the session's user and roles as they are now).
+        func reading(as user: AuthenticatedUser) -> Subscription {
+            Subscription(requestId: requestId, className: className, whereClause: whereClause, constraint: constraint, keys: keys,
+                         watch: watch, user: user)
+        }
     }
 
     let clientId: String

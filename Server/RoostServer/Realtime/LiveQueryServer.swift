@@ -180,10 +180,25 @@ final class LiveQueryServer: @unchecked Sendable {
 
     /// One change's events, to every subscription of its class (parse-server's `_onAfterSave`/`_onAfterDelete`).
     private func deliver(_ change: ObjectChange) {
+        // Each subscriber's session is looked up again for every change (the REST API's session cache answers), so a
+        // log-out, a revoked session, a deleted user or a role change holds for live events at once, not only at subscribe.
+        var sessions: [String: AuthenticatedUser?] = [:]
         for (id, client) in clients {
             // In request id order: one client's events for one change always come in the same order.
             let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
-            for subscription in subscriptions {
+            for var subscription in subscriptions {
+                if let token = subscription.user?.sessionToken {
+                    if sessions[token] == nil { sessions[token] = .some(try? authenticate(token)) }
+                    guard let current = sessions[token] ?? nil else {
+                        // As Parse answers a subscription whose session is gone: 209, and no more of its events.
+                        client.subscriptions.removeValue(forKey: subscription.requestId)
+                        forget([subscription])
+                        send(liveQueryError(code: ParseErrorCode.invalidSessionToken.rawValue, "Invalid session token", reconnect: false,
+                                            requestId: subscription.requestId), to: id)
+                        continue
+                    }
+                    subscription = subscription.reading(as: current)
+                }
                 let matched: [Bool]
                 do {
                     matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after])

@@ -330,8 +330,10 @@ async def access(port):
                                                       ann["objectId"]: {"read": True}}}, token=bob["sessionToken"])
     rest(port, "PUT", f"/classes/Note/{first}", {"ACL": only_bob}, token=bob["sessionToken"])
     rest(port, "PUT", f"/classes/Note/{first}", {"text": "bob's, edited"}, token=bob["sessionToken"])
-    seen = {name: [[message["op"], message.get("object", {}).get("text")] for message in await drain(ws, 0.5)]
-            for name, ws in clients.items()}
+    received = {name: await drain(ws, 0.5) for name, ws in clients.items()}
+    seen = {name: [[message["op"], message.get("object", {}).get("text")] for message in messages]
+            for name, messages in received.items()}
+    enter_original = [sorted(message["original"].keys()) for message in received["ann"] if message["op"] == "enter"]
     await subscribe(clients["bob"], 9, {"className": "_User", "where": {}})
     rest(port, "PUT", f"/users/{ann['objectId']}", {"email": "ann@example.com", "ACL": {
         "*": {"read": True}, ann["objectId"]: {"read": True, "write": True}}}, token=ann["sessionToken"])
@@ -340,7 +342,7 @@ async def access(port):
         if rest(port, "POST", "/schemas/Secret", {"className": "Secret"}, master=True) else None
     refused = await subscribe(clients["ann"], 8, {"className": "Secret", "where": {}})
     allowed = await subscribe(clients["master"], 8, {"className": "Secret", "where": {}})
-    print(json.dumps({"seen": seen, "refused": brief(refused), "allowed": allowed["op"],
+    print(json.dumps({"seen": seen, "enterOriginal": enter_original, "refused": brief(refused), "allowed": allowed["op"],
                       "userEvent": [user_event["op"], sorted(user_event["object"].keys())]}))
 
 

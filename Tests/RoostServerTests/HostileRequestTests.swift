@@ -32,6 +32,17 @@ import Testing
         try await expectAlive(s)
     }
 
+    /// `$limit`/`$skip` past Int's range mean "all" and "none", not a conversion trap.
+    @Test func hugeAggregateCountsAreClamped() async throws {
+        let s = try TestServer()
+        _ = try await s.createAll("Agg", [["n": 1], ["n": 2]])
+        let limited = try await s.request("GET", "/aggregate/Agg", master: true, query: ["pipeline": #"[{"$limit":1e300}]"#])
+        #expect(limited.json["results"]?.arrayValue?.count == 2, "\(limited.text)")
+        let skipped = try await s.request("GET", "/aggregate/Agg", master: true, query: ["pipeline": #"[{"$skip":1e300}]"#])
+        #expect(skipped.json["results"]?.arrayValue?.count == 0, "\(skipped.text)")
+        try await expectAlive(s)
+    }
+
     /// A dotted update key reaches inside Object fields, never inside the fields the server manages (their checks
     /// would be skipped: a second user with the same anonymous id, an unchecked provider).
     @Test func dottedKeysDoNotReachManagedFields() async throws {

@@ -39,6 +39,9 @@ import Testing
         let result = try await Probe.run("access", server)
         #expect(result["seen"]?["ann"] == [["create", "editors'"], ["enter", "bob's"], ["leave", nil]],
                 "ann reads through her role, enters when granted read access, leaves when it is taken away (without the contents)")
+        let original = result["enterOriginal"]?.arrayValue?.first?.arrayValue ?? []
+        #expect(original.contains("objectId") && !original.contains("text"),
+                "ann's enter carries only the identity of the version she could not read: \(original)")
         #expect(result["seen"]?["bob"] == [["create", "bob's"], ["update", "bob's"], ["update", "bob's"], ["update", "bob's, edited"]])
         #expect(result["seen"]?["anonymous"] == [], "public clients see nothing private")
         #expect(result["seen"]?["master"] == [["create", "bob's"], ["create", "editors'"], ["update", "bob's"], ["update", "bob's"],

@@ -204,7 +204,8 @@ struct Aggregation {
         guard let number = argument.numberValue, number >= 0, number == number.rounded() else {
             throw ParseError(.invalidQuery, "\(stage) needs a non-negative integer.")
         }
-        return Int(number)
+        // Past Int's range is past any class's size: as many as there are (and no trap converting it).
+        return Int(exactly: number) ?? Int.max
     }
 
     // MARK: Matching and ordering

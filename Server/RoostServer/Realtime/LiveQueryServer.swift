@@ -217,7 +217,10 @@ final class LiveQueryServer: @unchecked Sendable {
                     extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead)
                 }
                 if op != "create", op != "delete", let before = change.before {
-                    extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey)
+                    // An `enter` may come from gaining read access: the version before was not the subscriber's to read,
+                    // so only its identity is sent (Parse sends it whole).
+                    let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey)) == true
+                    extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore)
                 }
                 send(client.message(op, requestId: subscription.requestId, extra: extra), to: id)
             }

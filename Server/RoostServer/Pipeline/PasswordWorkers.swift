@@ -10,11 +10,8 @@ import Foundation
 /// 2.9 → 3.6 s). Parse Server hashes off its event loop too. One thread per CPU: hashing is all CPU.
 /// Fixed threads, not a dispatch queue, because each read connection belongs to one thread
 /// (`ReaderPool`).
-final class PasswordWorkers: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var queue: [() -> Void] = []
-    private var isStopping = false
-    private let finished = DispatchGroup()
+final class PasswordWorkers: Sendable {
+    private let threads: WorkerThreads
 
     /// Whether `request` hashes or checks a password: a sign-up, a log-in, `verifyPassword`, or a
     /// user update (which may set a new password).
@@ -28,24 +25,9 @@ final class PasswordWorkers: @unchecked Sendable {
         }
     }
 
-    init(count: Int) {
-        for index in 0..<max(count, 1) {
-            finished.enter()
-            let thread = Thread { [self] in
-                nameCurrentThread("roost-passwd-\(index)")
-                while let work = next() { work() }
-                finished.leave()
-            }
-            thread.start()
-        }
-    }
+    init(count: Int) { threads = WorkerThreads(name: "roost-passwd", count: count) }
 
-    func submit(_ work: @escaping () -> Void) {
-        condition.lock()
-        queue.append(work)
-        condition.signal()
-        condition.unlock()
-    }
+    func submit(_ work: @escaping () -> Void) { threads.submit(work) }
 
     /// Runs `steps` as separate jobs, each queued behind the work submitted meanwhile, then `completion`
     /// (in the last step's job): a request with many password steps (a batch of 50 log-ins) takes turns
@@ -59,21 +41,5 @@ final class PasswordWorkers: @unchecked Sendable {
     }
 
     /// Runs what is queued, then ends the threads.
-    func stop() {
-        condition.lock()
-        isStopping = true
-        condition.broadcast()
-        condition.unlock()
-        finished.wait()
-    }
-
-    private func next() -> (() -> Void)? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty {
-            if isStopping { return nil }
-            condition.wait()
-        }
-        return queue.removeFirst()
-    }
+    func stop() { threads.stop() }
 }

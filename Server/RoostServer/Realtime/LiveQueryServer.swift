@@ -24,7 +24,7 @@ final class LiveQueryServer: @unchecked Sendable {
     private let matcher: LiveQueryMatcher
     /// Subscriptions per class, read by the writer (`isLive`) to record only the changes someone will match.
     private let liveClasses = Mutex<[String: Int]>([:])
-    private let worker = SerialWorker(name: "roost-livequery")
+    private let worker = WorkerThreads(name: "roost-livequery")
     private var hub: WebSocketHub!
     /// The worker thread's own.
     private var clients: [UInt64: LiveQueryClient] = [:]

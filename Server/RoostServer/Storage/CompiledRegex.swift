@@ -21,18 +21,7 @@ final class CompiledRegex {
 
     /// nil when PCRE2 does not accept the pattern. `options` holds Parse's `$options` letters (i m s x).
     init?(pattern: String, options: String) {
-        var flags = UInt32(PCRE2_UTF) | UInt32(PCRE2_MATCH_INVALID_UTF)
-        if options.contains("i") { flags |= UInt32(PCRE2_CASELESS) }
-        if options.contains("m") { flags |= UInt32(PCRE2_MULTILINE) }
-        if options.contains("s") { flags |= UInt32(PCRE2_DOTALL) }
-        if options.contains("x") { flags |= UInt32(PCRE2_EXTENDED) }
-        var errorCode: Int32 = 0
-        var errorOffset = 0
-        var pattern = pattern
-        let compiled = pattern.withUTF8 { bytes in
-            pcre2_compile_8(bytes.baseAddress ?? UnsafePointer(bitPattern: 1), bytes.count, flags, &errorCode, &errorOffset, nil)
-        }
-        guard let compiled else { return nil }
+        guard let compiled = Self.compile(pattern, options) else { return nil }
         guard let data = pcre2_match_data_create_from_pattern_8(compiled, nil) else {
             pcre2_code_free_8(compiled)
             return nil
@@ -48,6 +37,28 @@ final class CompiledRegex {
         code = compiled
         matchData = data
         matchContext = context
+    }
+
+    /// Whether PCRE2 accepts the pattern, for the query compiler: compiled without the JIT and without match
+    /// data (each reader compiles and caches its own copy to run it).
+    static func accepts(pattern: String, options: String) -> Bool {
+        guard let compiled = compile(pattern, options) else { return false }
+        pcre2_code_free_8(compiled)
+        return true
+    }
+
+    private static func compile(_ pattern: String, _ options: String) -> OpaquePointer? {
+        var flags = UInt32(PCRE2_UTF) | UInt32(PCRE2_MATCH_INVALID_UTF)
+        if options.contains("i") { flags |= UInt32(PCRE2_CASELESS) }
+        if options.contains("m") { flags |= UInt32(PCRE2_MULTILINE) }
+        if options.contains("s") { flags |= UInt32(PCRE2_DOTALL) }
+        if options.contains("x") { flags |= UInt32(PCRE2_EXTENDED) }
+        var errorCode: Int32 = 0
+        var errorOffset = 0
+        var pattern = pattern
+        return pattern.withUTF8 { bytes in
+            pcre2_compile_8(bytes.baseAddress ?? UnsafePointer(bitPattern: 1), bytes.count, flags, &errorCode, &errorOffset, nil)
+        }
     }
 
     deinit {

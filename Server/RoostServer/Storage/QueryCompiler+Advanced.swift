@@ -20,7 +20,7 @@ extension QueryCompiler {
             guard pattern.utf8.count <= CompiledRegex.maximumPatternBytes else {
                 throw ParseError(.invalidQuery, "bad regex: longer than \(CompiledRegex.maximumPatternBytes) bytes")
             }
-            guard CompiledRegex(pattern: pattern, options: options) != nil else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
+            guard CompiledRegex.accepts(pattern: pattern, options: options) else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
             if isArrayField(key) {  // Any string element matches, as MongoDB does.
                 return SQLFragment(
                     sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE element.type = 'text' AND roost_regexp(element.value, ?, ?))",

@@ -60,6 +60,7 @@ private let textScore: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoint
 private final class RegexCache {
     let budget: QueryBudget
     var compiled: [String: CompiledRegex] = [:]
+    private var cachedBytes = 0
 
     init(budget: QueryBudget) { self.budget = budget }
 
@@ -67,8 +68,14 @@ private final class RegexCache {
         let key = options + "/" + pattern
         if let cached = compiled[key] { return cached }
         guard let regex = CompiledRegex(pattern: pattern, options: options) else { return nil }
-        if compiled.count > 500 { compiled.removeAll() }
+        // Bounded by count and by pattern size: a client sending many different 32 KB patterns (each JIT-compiled)
+        // must not grow every reader's cache without end.
+        if compiled.count > 500 || cachedBytes + key.utf8.count > 1 << 20 {
+            compiled.removeAll()
+            cachedBytes = 0
+        }
         compiled[key] = regex
+        cachedBytes += key.utf8.count
         return regex
     }
 }

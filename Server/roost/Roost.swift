@@ -12,7 +12,7 @@ struct Roost: ParsableCommand {
         commandName: "roost",
         abstract: "A Parse-compatible backend on SQLite.",
         version: "roost \(version) (Parse Server REST API)",
-        subcommands: [Serve.self],
+        subcommands: [Serve.self, Export.self, Import.self, Backup.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -190,11 +190,6 @@ struct Serve: ParsableCommand {
         }
     }
 
-    /// Writes a line to standard output at once (unbuffered: tests and scripts wait for it).
-    private func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
-    }
-
     private func parse<T>(_ text: String, _ name: String, _ convert: (String) -> T?) throws -> T {
         guard let value = convert(text) else { throw ValidationError("invalid value for \(name): \(text)") }
         return value
@@ -205,4 +200,9 @@ struct Serve: ParsableCommand {
         let trimmed = path.split(separator: "/").joined(separator: "/")
         return trimmed.isEmpty ? "" : "/" + trimmed
     }
+}
+
+/// Writes a line to standard output at once (unbuffered: tests and scripts wait for it).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -17,9 +17,14 @@ import Testing
     static func blocks(_ language: String) throws -> [String] {
         var blocks: [String] = []
         var current: String?
+        var inOtherBlock = false  // A block of another language: its closing fence opens nothing.
         for line in try file("README.md").split(separator: "\n", omittingEmptySubsequences: false) {
-            if current == nil, line == "```" + language {
+            if inOtherBlock {
+                if line == "```" { inOtherBlock = false }
+            } else if current == nil, line == "```" + language {
                 current = ""
+            } else if current == nil, line.hasPrefix("```") {
+                inOtherBlock = true
             } else if current != nil, line == "```" {
                 blocks.append(current!)
                 current = nil
@@ -95,6 +100,34 @@ import Testing
         for line in layout.split(separator: "\n") where !line.hasPrefix(" ") {
             let path = String(line.split(separator: " ")[0])
             #expect(FileManager.default.fileExists(atPath: ReadmeTests.root.appendingPathComponent(path).path), "\(path)")
+        }
+    }
+
+    /// The data commands, line by line, on a data directory a real server made (and still serves: they run online).
+    @Test func theDataCommandsWork() throws {
+        let block = try #require(try ReadmeTests.blocks("sh").first { $0.hasPrefix("roost backup") })
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = try ChildProcess.makePipe()
+        let server = try ChildProcess(
+            executable: try ServerProcess.binary().path,
+            arguments: ["serve", "--port", "0", "--data-dir", directory.appendingPathComponent("roost-data").path, "--log-level", "warning"],
+            environment: ["ROOST_EXIT_WITH_PARENT": "1"], stdout: output.write)
+        close(output.write)
+        defer {
+            server.terminate()
+            close(output.read)
+        }
+        _ = try #require(ChildProcess.read(output.read, until: "listening on"))
+        let lines = block.split(separator: "\n")
+        #expect(lines.count == 3)
+        for line in lines {
+            let run = try ChildProcess.run("/bin/sh", ["-c", "cd '\(directory.path)' && '\(try ServerProcess.binary().path)'" + line.dropFirst("roost".count)])
+            #expect(run.status == 0, "\(line): \(run.output)")
+        }
+        for made in ["roost-backup.sqlite", "app.jsonl", "new-data/roost.sqlite"] {
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(made).path), "\(made)")
         }
     }
 

@@ -1,0 +1,126 @@
+import Foundation
+import RoostCore
+
+/// `roost export`: the whole app as JSON lines, one record per line, each naming its `type`:
+///
+///     {"type":"roost-export","version":1,"exportedAt":"…"}
+///     {"type":"config","params":{…},"masterKeyOnly":{…}}
+///     {"type":"schema","className":"…","fields":{…},"classLevelPermissions":…,"indexes":…}
+///     {"type":"object","className":"…","object":{…}}            objects as the master key reads them, ACL included
+///     {"type":"password","userId":"…","hash":"…"}               a user's password hash (never a password)
+///     {"type":"session",…}                                      sessions, by the hash of their token
+///     {"type":"relation","owningClass":"…","field":"…","owningId":"…","relatedId":"…"}
+///     {"type":"hook",…}                                         webhooks
+///     {"type":"file","name":"…","size":N} then {"type":"fileData","name":"…","base64":"…"} lines of ≤ 768 KB
+///     {"type":"end","counts":{…}}                                the last line: an export cut short has none
+///
+/// Objects travel in Parse's wire encoding, which both storage backends store, so an export taken from
+/// one backend imports into the other. The database is read in one snapshot: the export is consistent
+/// even while the server runs and writes.
+public enum DataExport {
+    public static let formatVersion = 1
+    /// Bytes of a file per `fileData` line (a multiple of 3, so chunks encode without padding in between).
+    static let fileChunkBytes = 768 * 1024
+    /// Rows read per statement: memory stays flat however large a class is.
+    static let pageSize = 500
+
+    /// Writes the export of the data directory `dataDirectory` to `output`; returns how many records of each type.
+    public static func run(dataDirectory: String, to output: TransferOutput) throws -> [String: Int] {
+        let db = try TransferDatabase.open(dataDirectory: dataDirectory, readOnly: true)
+        var counts: [String: Int] = [:]
+        func emit(_ type: String, _ members: [String: JSON]) throws {
+            var record = members
+            record["type"] = .string(type)
+            try output.writeLine(JSON.object(record).encoded())
+            counts[type, default: 0] += 1
+        }
+        try emit("roost-export", ["version": .number(Double(formatVersion)), "exportedAt": .string(ParseDate.now().iso)])
+        try db.inTransaction {
+            for row in try db.fetchRows("SELECT params, masterKeyOnly FROM _config WHERE id = 1", [], cacheable: false) {
+                try emit("config", ["params": try parsed(row[0]), "masterKeyOnly": try parsed(row[1])])
+            }
+            let schemas = try SchemaStore.all(in: db)
+            for schema in schemas {
+                try emit("schema", [
+                    "className": .string(schema.className),
+                    "fields": .object(schema.fields.mapValues(\.schemaJSON)),
+                    "classLevelPermissions": schema.classLevelPermissions ?? .null,
+                    "indexes": schema.indexes ?? .null,
+                ])
+            }
+            for schema in schemas {
+                try forEachRow("SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName)", key: "objectId", in: db) { row in
+                    let stored = StoredRow(row, className: schema.className)
+                    try emit("object", ["className": .string(schema.className), "object": stored.decoded().wireJSON()])
+                }
+            }
+            try forEachRow("SELECT userId, hash FROM _password", key: "userId", in: db) { row in
+                try emit("password", ["userId": text(row[0]), "hash": text(row[1])])
+            }
+            try forEachRow("""
+                SELECT objectId, tokenHash, userId, createdAt, updatedAt, expiresAt, installationId, createdWith, fields
+                FROM _session
+                """, key: "objectId", in: db) { row in
+                try emit("session", [
+                    "objectId": text(row[0]), "tokenHash": text(row[1]), "userId": text(row[2]),
+                    "createdAt": integer(row[3]), "updatedAt": integer(row[4]), "expiresAt": integer(row[5]),
+                    "installationId": row[6].text.map(JSON.string) ?? .null,
+                    "createdWith": try parsed(row[7]), "fields": try parsed(row[8]),
+                ])
+            }
+            // `_join` is WITHOUT ROWID: paged by its key instead.
+            var after: [SQLValue] = [.text(""), .text(""), .text(""), .text("")]
+            while true {
+                let rows = try db.fetchRows("""
+                    SELECT owningClass, field, owningId, relatedId FROM _join
+                    WHERE (owningClass, field, owningId, relatedId) > (?, ?, ?, ?)
+                    ORDER BY owningClass, field, owningId, relatedId LIMIT \(pageSize)
+                    """, after, cacheable: false)
+                for row in rows {
+                    try emit("relation", ["owningClass": text(row[0]), "field": text(row[1]),
+                                          "owningId": text(row[2]), "relatedId": text(row[3])])
+                }
+                guard rows.count == pageSize, let last = rows.last else { break }
+                after = last
+            }
+            for row in try db.fetchRows("SELECT functionName, className, triggerName, url FROM _hooks", [], cacheable: false) {
+                try emit("hook", ["functionName": row[0].text.map(JSON.string) ?? .null, "className": row[1].text.map(JSON.string) ?? .null,
+                                  "triggerName": row[2].text.map(JSON.string) ?? .null, "url": text(row[3])])
+            }
+        }
+        // Stored files never change under their name, so reading them after the snapshot is consistent with it.
+        let filesDirectory = dataDirectory + "/files"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: filesDirectory))?.sorted() ?? []
+        where FileStore.isValidName(name) {
+            guard let handle = FileHandle(forReadingAtPath: filesDirectory + "/" + name) else { continue }
+            defer { try? handle.close() }
+            let size = (try? FileManager.default.attributesOfItem(atPath: filesDirectory + "/" + name)[.size] as? Int) ?? 0
+            try emit("file", ["name": .string(name), "size": .number(Double(size))])
+            while let chunk = try handle.read(upToCount: fileChunkBytes), !chunk.isEmpty {
+                try emit("fileData", ["name": .string(name), "base64": .string(chunk.base64EncodedString())])
+            }
+        }
+        try emit("end", ["counts": .object(counts.mapValues { .number(Double($0)) })])
+        try output.flush()
+        return counts
+    }
+
+    /// Every row of `select` (whose first column is the unique text column `key`), a page at a time, in key order.
+    private static func forEachRow(_ select: String, key: String, in db: some SQLQuerying, _ body: ([SQLValue]) throws -> Void) throws {
+        var after = ""
+        while true {
+            let rows = try db.fetchRows("\(select) WHERE \(key) > ? ORDER BY \(key) LIMIT \(pageSize)", [.text(after)], cacheable: false)
+            for row in rows { try body(row) }
+            guard rows.count == pageSize, let last = rows.last?.first?.text else { return }
+            after = last
+        }
+    }
+
+    private static func parsed(_ value: SQLValue) throws -> JSON {
+        guard let text = value.text else { return .null }
+        return try JSONParser.parse(text)
+    }
+
+    private static func text(_ value: SQLValue) -> JSON { value.text.map(JSON.string) ?? .null }
+    private static func integer(_ value: SQLValue) -> JSON { .number(Double(value.integer ?? 0)) }
+}

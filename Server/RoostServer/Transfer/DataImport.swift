@@ -1,0 +1,291 @@
+import Foundation
+import RoostCore
+
+/// `roost import FILE`: loads an export (`DataExport`'s JSON lines) into a data directory that holds no
+/// app yet. The database part is one transaction: an import that fails (a bad line, a file cut short)
+/// leaves the database as it was, and the files it had written are removed.
+public enum DataImport {
+    /// Imports `path` (`-` for standard input) into `dataDirectory`; returns how many records of each type.
+    public static func run(from path: String, into dataDirectory: String) throws -> [String: Int] {
+        let lines = try LineReader(path: path)
+        let db = try TransferDatabase.open(dataDirectory: dataDirectory, readOnly: false)
+        let files = FileWriter(directory: dataDirectory + "/files")
+        do {
+            let counts = try db.inTransaction(immediate: true) {
+                try checkEmpty(db, dataDirectory: dataDirectory)
+                var importer = Importer(db: db, files: files, source: path)
+                try importer.load(lines)
+                return importer.counts
+            }
+            try files.finish()
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false)
+            return counts
+        } catch {
+            files.discard()
+            throw error
+        }
+    }
+
+    /// Importing over an app would mix two apps' users and objects: only an empty data directory takes one
+    /// (one a server has started on is empty while it holds no object: the system classes it made have no rows).
+    private static func checkEmpty(_ db: SQLiteConnection, dataDirectory: String) throws {
+        let refusal = TransferError("the data directory \(dataDirectory) already holds an app; import into a new, empty data directory")
+        for table in ["_password", "_session", "_config", "_hooks", "_join"]
+        where try !db.fetchRows("SELECT 1 FROM \(table) LIMIT 1", [], cacheable: false).isEmpty {
+            throw refusal
+        }
+        for schema in try SchemaStore.all(in: db) {
+            guard Names.systemClasses.contains(schema.className),
+                  try db.fetchRows("SELECT 1 FROM \(schema.tableName) LIMIT 1", [], cacheable: false).isEmpty
+            else { throw refusal }
+        }
+        let stored = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/files")) ?? []
+        if stored.contains(where: FileStore.isValidName) {
+            throw TransferError("the data directory \(dataDirectory) already holds files; import into a new, empty data directory")
+        }
+    }
+}
+
+/// One import's state: the classes created so far and what was read.
+private struct Importer {
+    let db: SQLiteConnection
+    let files: FileWriter
+    let source: String
+    var counts: [String: Int] = [:]
+    var schemas: [String: ClassSchema] = [:]
+    var lineNumber = 0
+    var sawEnd = false
+
+    init(db: SQLiteConnection, files: FileWriter, source: String) {
+        self.db = db
+        self.files = files
+        self.source = source
+    }
+
+    mutating func load(_ lines: LineReader) throws {
+        while let line = try lines.next() {
+            lineNumber += 1
+            guard !sawEnd else { throw failure("a record after the end record") }
+            let record: [String: JSON]
+            do {
+                guard case .object(let members) = try JSONParser.parse(line, maximumDepth: 256) else { throw failure("not a JSON object") }
+                record = members
+            } catch let error as TransferError {
+                throw error
+            } catch {
+                throw failure("not JSON (\(error))")
+            }
+            guard let type = record["type"]?.stringValue else { throw failure("no \"type\"") }
+            if lineNumber == 1 {
+                guard type == "roost-export", let version = record["version"]?.numberValue else {
+                    throw failure("not a roost export (its first line must be the roost-export header)")
+                }
+                guard version <= Double(DataExport.formatVersion) else {
+                    throw failure("export format \(version) is newer than this roost reads (\(DataExport.formatVersion)); upgrade roost")
+                }
+                continue
+            }
+            try apply(type, record)
+            if type != "end" { counts[type, default: 0] += 1 }
+        }
+        guard sawEnd else { throw TransferError("\(source) ends before its end record: the export was cut short") }
+    }
+
+    private mutating func apply(_ type: String, _ record: [String: JSON]) throws {
+        switch type {
+        case "config":
+            try db.execute("INSERT INTO _config (id, params, masterKeyOnly) VALUES (1, ?, ?)",
+                           [.text(try object(record, "params").jsonText), .text(try object(record, "masterKeyOnly").jsonText)])
+        case "schema": try createClass(record)
+        case "object": try insertObject(record)
+        case "password":
+            try db.execute("INSERT INTO _password (userId, hash) VALUES (?, ?)", [try text(record, "userId"), try text(record, "hash")])
+        case "session":
+            try db.execute("""
+                INSERT INTO _session (objectId, tokenHash, userId, createdAt, updatedAt, expiresAt, installationId, createdWith, fields)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [try text(record, "objectId"), try text(record, "tokenHash"), try text(record, "userId"),
+                      try integer(record, "createdAt"), try integer(record, "updatedAt"), try integer(record, "expiresAt"),
+                      record["installationId"]?.stringValue.map(SQLValue.text) ?? .null,
+                      .text(try object(record, "createdWith").jsonText), .text(try object(record, "fields").jsonText)])
+        case "relation":
+            try db.execute("INSERT INTO _join (owningClass, field, owningId, relatedId) VALUES (?, ?, ?, ?)",
+                           [try text(record, "owningClass"), try text(record, "field"), try text(record, "owningId"), try text(record, "relatedId")])
+        case "hook":
+            try db.execute("INSERT INTO _hooks (functionName, className, triggerName, url) VALUES (?, ?, ?, ?)",
+                           [optionalText(record, "functionName"), optionalText(record, "className"), optionalText(record, "triggerName"),
+                            try text(record, "url")])
+        case "file":
+            guard let name = record["name"]?.stringValue, FileStore.isValidName(name) else { throw failure("a file without a valid name") }
+            try files.begin(name)
+        case "fileData":
+            guard let name = record["name"]?.stringValue, name == files.current else { throw failure("file data without its file record") }
+            guard let base64 = record["base64"]?.stringValue, let bytes = Data(base64Encoded: base64) else { throw failure("file data that is not base64") }
+            try files.append(bytes)
+        case "end":
+            sawEnd = true
+        default:
+            throw failure("unknown record type \(type)")
+        }
+    }
+
+    /// Creates a class as the server would (system classes with their unique indexes), then gives it the
+    /// exported fields, permissions and declared indexes.
+    private mutating func createClass(_ record: [String: JSON]) throws {
+        guard let className = record["className"]?.stringValue, Names.isValidClassName(className), className != "_Session" else {
+            throw failure("a schema without a valid className")
+        }
+        var fields: [String: FieldType] = [:]
+        for (name, json) in try object(record, "fields").objectValue ?? [:] {
+            guard Names.isValidFieldName(name), !Names.reservedFields.contains(name), let type = FieldType(schemaJSON: json) else {
+                throw failure("field \(name) of \(className) is not a valid field")
+            }
+            fields[name] = type
+        }
+        var schema: ClassSchema
+        switch className {
+        case UserStore.className: schema = try UserStore.schema(in: db)
+        case RoleStore.className: schema = try RoleStore.schema(in: db)
+        case InstallationRoutes.className: schema = try InstallationRoutes.schema(in: db)
+        default: schema = try SchemaStore.create(className, fields: [:], classLevelPermissions: nil, in: db)
+        }
+        schema.fields.merge(fields) { _, exported in exported }
+        if let permissions = record["classLevelPermissions"], permissions != .null {
+            schema.classLevelPermissions = ClassSchema.completed(permissions)
+        }
+        try IndexStore.indexNewPointers(fields, of: schema, in: db)
+        if case .object(var declared)? = record["indexes"] {
+            // `_id_` is listed as Parse lists its primary key's index (`SchemaRoutes.update`); objectId's index exists already.
+            let primaryKey = declared.removeValue(forKey: "_id_")
+            do {
+                schema = try IndexStore.apply(.object(declared), to: schema, in: db)
+            } catch let error as ParseError {
+                throw failure("the indexes of \(className): \(error.message)")
+            }
+            if let primaryKey {
+                var listed = schema.indexes?.objectValue ?? [:]
+                listed["_id_"] = primaryKey
+                schema.indexes = .object(listed)
+            }
+        }
+        try SchemaStore.save(schema, in: db)
+        schemas[className] = schema
+    }
+
+    private func insertObject(_ record: [String: JSON]) throws {
+        guard let className = record["className"]?.stringValue, let schema = schemas[className] else {
+            throw failure("an object of a class with no schema record before it")
+        }
+        guard case .object(var fields) = record["object"],
+              let objectId = fields.removeValue(forKey: "objectId")?.stringValue,
+              let createdAt = fields.removeValue(forKey: "createdAt")?.stringValue.flatMap(ParseDate.init(iso:)),
+              let updatedAt = fields.removeValue(forKey: "updatedAt")?.stringValue.flatMap(ParseDate.init(iso:))
+        else { throw failure("an object without objectId, createdAt and updatedAt") }
+        let acl = fields.removeValue(forKey: "ACL")
+        do {
+            try ObjectStore.insert(StoredObject(objectId: objectId, createdAt: createdAt, updatedAt: updatedAt, acl: acl, fields: fields),
+                                   into: schema, in: db)
+        } catch let error as ParseError {
+            throw failure("object \(className)/\(objectId): \(error.message)")
+        }
+    }
+
+    private func failure(_ what: String) -> TransferError {
+        TransferError("\(source), line \(lineNumber): \(what)")
+    }
+
+    private func text(_ record: [String: JSON], _ key: String) throws -> SQLValue {
+        guard let value = record[key]?.stringValue else { throw failure("no text \"\(key)\"") }
+        return .text(value)
+    }
+
+    private func optionalText(_ record: [String: JSON], _ key: String) -> SQLValue {
+        record[key]?.stringValue.map(SQLValue.text) ?? .null
+    }
+
+    private func integer(_ record: [String: JSON], _ key: String) throws -> SQLValue {
+        guard let value = record[key]?.numberValue, value.rounded() == value, abs(value) < 9e15 else { throw failure("no integer \"\(key)\"") }
+        return .integer(Int64(value))
+    }
+
+    private func object(_ record: [String: JSON], _ key: String) throws -> JSON {
+        guard let value = record[key], case .object = value else { throw failure("no object \"\(key)\"") }
+        return value
+    }
+}
+
+/// The files of an import, each written under a temporary name and renamed once whole.
+private final class FileWriter {
+    let directory: String
+    private(set) var current: String?
+    private var handle: FileHandle?
+    private var written: [String] = []
+
+    init(directory: String) { self.directory = directory }
+
+    func begin(_ name: String) throws {
+        try close()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: partial(name), contents: nil) else {
+            throw TransferError("cannot write \(partial(name))")
+        }
+        handle = FileHandle(forWritingAtPath: partial(name))
+        current = name
+    }
+
+    func append(_ bytes: Data) throws { try handle?.write(contentsOf: bytes) }
+
+    /// Ends the file being written: renamed to its name, whole.
+    private func close() throws {
+        guard let name = current else { return }
+        try handle?.synchronize()
+        try handle?.close()
+        handle = nil
+        current = nil
+        guard rename(partial(name), directory + "/" + name) == 0 else {
+            throw TransferError("cannot rename \(partial(name)): \(String(cString: strerror(errno)))")
+        }
+        written.append(name)
+    }
+
+    func finish() throws { try close() }
+
+    /// Removes every file this import wrote (it failed).
+    func discard() {
+        try? handle?.close()
+        if let current { unlink(partial(current)) }
+        for name in written { unlink(directory + "/" + name) }
+    }
+
+    private func partial(_ name: String) -> String { directory + "/.importing-" + name }
+}
+
+/// The lines of a file or of standard input, without their newline.
+private final class LineReader {
+    private let file: UnsafeMutablePointer<FILE>
+    private var buffer: UnsafeMutablePointer<CChar>?
+    private var capacity = 0
+
+    init(path: String) throws {
+        if path == "-" {
+            file = fdopen(dup(STDIN_FILENO), "r")!
+        } else {
+            guard let opened = fopen(path, "r") else {
+                throw TransferError("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            file = opened
+        }
+    }
+
+    func next() throws -> [UInt8]? {
+        let length = getline(&buffer, &capacity, file)
+        guard length >= 0, let buffer else { return nil }
+        let count = buffer[length - 1] == 0x0A ? length - 1 : length
+        return buffer.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
+    }
+
+    deinit {
+        free(buffer)
+        fclose(file)
+    }
+}

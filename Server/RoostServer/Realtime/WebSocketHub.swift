@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import RoostCore
 import Glibc
 import Synchronization
 

@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+import RoostCore
+
+/// Live changes kept locally: each subscription's resume point, and events applied to the query cache and the
+/// pinned objects, so that an offline read after an event shows it.
+extension LocalStore {
+    func liveSeq(_ key: String) throws -> Int? {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT seq FROM liveQuery WHERE key = ?", arguments: [key]) }
+    }
+
+    func setLiveSeq(_ seq: Int, for key: String) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO liveQuery (key, seq) VALUES (?, ?)
+                ON CONFLICT (key) DO UPDATE SET seq = max(seq, excluded.seq)
+                """, arguments: [key, seq])
+        }
+    }
+
+    /// One event. Every cached result list of the class replaces (or, for a `delete`, drops) its copy of the object;
+    /// the subscribed query's own list also gains an object that entered and drops one that left. Pinned copies take the
+    /// new version (their localId kept: queued commands name it) and are unpinned on `delete`.
+    /// - Parameter isPartial: the event carries only some fields (a subscription with `keys`): they overlay the copy.
+    func applyLiveChange(_ kind: LiveQueryEvent.Kind, className: String, objectId: String, object: JSON, isPartial: Bool,
+                         subscriptionCacheKey: String) throws {
+        let restObject = Self.restShape(object)
+        try pool.write { db in
+            for (key, results) in try Self.cachedLists(className: className, in: db) {
+                var list = results
+                let index = list.firstIndex { $0["objectId"]?.stringValue == objectId }
+                let isOwnList = key == subscriptionCacheKey
+                switch (kind, index) {
+                case (.deleted, let index?): list.remove(at: index)
+                case (.left, let index?) where isOwnList: list.remove(at: index)
+                case (_, let index?): list[index] = Self.merge(restObject, into: list[index], isPartial: isPartial)
+                case (.created, nil) where isOwnList, (.entered, nil) where isOwnList: list.append(restObject)
+                default: continue
+                }
+                try db.execute(sql: "UPDATE queryCache SET results = ? WHERE key = ?", arguments: [JSON.array(list).jsonText, key])
+            }
+        }
+        try pins.write { db in
+            if kind == .deleted {
+                try db.execute(sql: "DELETE FROM pin WHERE className = ? AND objectKey = ?", arguments: [className, objectId])
+            } else {
+                try Self.refreshPinned(className: className, objectId: objectId, with: restObject, isPartial: isPartial, in: db)
+            }
+        }
+    }
+
+    /// A refresh (`result`): the subscribed query's cached list becomes the results, and pinned copies take them.
+    func applyLiveRefresh(_ results: [JSON], className: String, isPartial: Bool, subscriptionCacheKey: String) throws {
+        let objects = results.map(Self.restShape)
+        try pool.write { db in
+            try db.execute(sql: "UPDATE queryCache SET results = ?, updatedAt = ? WHERE key = ?",
+                           arguments: [JSON.array(objects).jsonText, Date().timeIntervalSince1970, subscriptionCacheKey])
+        }
+        try pins.write { db in
+            for object in objects {
+                guard let objectId = object["objectId"]?.stringValue else { continue }
+                try Self.refreshPinned(className: className, objectId: objectId, with: object, isPartial: isPartial, in: db)
+            }
+        }
+    }
+
+    // MARK: Internals
+
+    private static func cachedLists(className: String, in db: Database) throws -> [(String, [JSON])] {
+        let prefix = className + "|"
+        return try Row.fetchAll(db, sql: "SELECT key, results FROM queryCache WHERE substr(key, 1, ?) = ?",
+                                arguments: [prefix.utf8.count, prefix]).map { row in
+            (row[0] as String, (try? JSONParser.parse(row[1] as String))?.arrayValue ?? [])
+        }
+    }
+
+    private static func refreshPinned(className: String, objectId: String, with object: JSON, isPartial: Bool, in db: Database) throws {
+        let rows = try Row.fetchAll(db, sql: "SELECT name, object FROM pin WHERE className = ? AND objectKey = ?",
+                                    arguments: [className, objectId])
+        for row in rows {
+            guard case .object(var pinned)? = try? JSONParser.parse(row[1] as String) else { continue }
+            var fields = isPartial ? pinned["fields"]?.objectValue ?? [:] : [:]
+            for (key, value) in object.objectValue ?? [:] where !["objectId", "createdAt", "updatedAt"].contains(key) { fields[key] = value }
+            pinned["fields"] = .object(fields)
+            if let updated = object["updatedAt"] { pinned["updatedAt"] = Date(roostJSON: updated)?.roostJSON ?? pinned["updatedAt"] }
+            if let created = object["createdAt"] { pinned["createdAt"] = Date(roostJSON: created)?.roostJSON ?? pinned["createdAt"] }
+            try db.execute(sql: "UPDATE pin SET object = ? WHERE name = ? AND className = ? AND objectKey = ?",
+                           arguments: [JSON.object(pinned).jsonText, row[0] as String, className, objectId])
+        }
+    }
+
+    /// An event's object as a REST answer has it (no `className`, no `__type`).
+    private static func restShape(_ object: JSON) -> JSON {
+        object.removing("className").removing("__type")
+    }
+
+    private static func merge(_ object: JSON, into cached: JSON, isPartial: Bool) -> JSON {
+        guard isPartial, case .object(var members) = cached else { return object }
+        for (key, value) in object.objectValue ?? [:] { members[key] = value }
+        return .object(members)
+    }
+}

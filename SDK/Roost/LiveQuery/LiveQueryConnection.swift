@@ -266,7 +266,9 @@ final class LiveQueryConnection: @unchecked Sendable {
     private func applyLocally(_ kind: LiveQueryEvent.Kind, _ object: JSON, seq: Int?, subscription: LiveSubscription) {
         guard let client, let objectId = object["objectId"]?.stringValue else { return }
         let className = subscription.query.className
-        if let seq, !condition.withLock({ appliedChanges.insert("\(seq)|\(className)|\(objectId)") }) { return }
+        // One change: one `seq` (from a server without seqs, one updatedAt, or the delete).
+        let change = seq.map(String.init) ?? ((object["updatedAt"]?.stringValue ?? "") + (kind == .deleted ? "|deleted" : ""))
+        guard condition.withLock({ appliedChanges.insert("\(change)|\(className)|\(objectId)") }) else { return }
         try? client.localStore.applyLiveChange(kind, className: className, objectId: objectId, object: object,
                                                isPartial: subscription.query.selectedKeys != nil,
                                                subscriptionCacheKey: subscription.query.cacheKey)

@@ -17,9 +17,14 @@ import Testing
     static func blocks(_ language: String) throws -> [String] {
         var blocks: [String] = []
         var current: String?
+        var inOtherBlock = false  // A block in another language: its closing fence opens nothing.
         for line in try file("README.md").split(separator: "\n", omittingEmptySubsequences: false) {
-            if current == nil, line == "```" + language {
+            if inOtherBlock {
+                if line == "```" { inOtherBlock = false }
+            } else if current == nil, line == "```" + language {
                 current = ""
+            } else if current == nil, line.hasPrefix("```") {
+                inOtherBlock = true
             } else if current != nil, line == "```" {
                 blocks.append(current!)
                 current = nil
@@ -37,7 +42,7 @@ import Testing
 
     @Test func theSwiftBlocksAreTheCompiledSnippetFile() throws {
         let code = try ReadmeTests.blocks("swift").filter { !$0.hasPrefix("// swift-tools-version") }
-        #expect(code.count == 3)
+        #expect(code.count == 4)
         #expect(code.joined(separator: "\n") == (try ReadmeTests.file("Examples/ReadmeSnippets/main.swift")))
         // That file is the `readme-snippets` target, which this test target depends on: it compiled.
         #expect(try ReadmeTests.file("Package.swift").contains(#".executableTarget(name: "readme-snippets", dependencies: ["Roost"], path: "Examples/ReadmeSnippets")"#))

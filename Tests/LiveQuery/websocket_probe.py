@@ -38,7 +38,7 @@ async def protocol(port):
                 {"op": "update", "requestId": 1, "query": {"className": "A", "where": {"n": 2}}},
                 {"op": "unsubscribe", "requestId": 1},
                 {"op": "unsubscribe", "requestId": 1},  # 2, no such subscription
-                {"op": "query", "requestId": 3},  # 1, not an op parse-server's schema knows
+                {"op": "query", "requestId": 3},  # 2, no such subscription
             ):
                 await ws.send(json.dumps(message))
                 seen.append(json.loads(await ws.recv()))

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The writer's LiveQuery hook: numbers each object write of a recorded class, appends it to the
+/// change log (when the log is on) in the write's own transaction, and keeps it for `WriteQueue` to
+/// publish after the commit. Used only on the writer's thread.
+final class ChangeRecorder {
+    /// Whether a class's writes are recorded: with the log, every live class; without, those someone subscribes to.
+    let records: @Sendable (String) -> Bool
+    let logs: Bool
+    /// The last `seq` given out (a rolled-back write leaves a gap: `seq` is ordered, not gapless).
+    private(set) var head: Int64
+
+    init(head: Int64, logs: Bool, records: @escaping @Sendable (String) -> Bool) {
+        self.head = head
+        self.logs = logs
+        self.records = records
+    }
+
+    /// Records one write of `className` (before: nil for a create; after: nil for a delete).
+    func record(_ className: String, before: StoredRow?, after: StoredRow?, in db: SQLiteConnection) throws {
+        head += 1
+        let change = ObjectChange(seq: head, className: className, before: before, after: after)
+        if logs { try ChangeLog.append(change, at: Int64(Date().timeIntervalSince1970 * 1000), in: db) }
+        db.objectChanges.append(change)
+    }
+
+    /// Moves the head past marks written outside `record` (`ChangeLog.markUnlogged`).
+    func advance(to seq: Int64) { head = max(head, seq) }
+}

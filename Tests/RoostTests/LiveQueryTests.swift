@@ -218,12 +218,15 @@ import Testing
         #expect(await recorder.waitForSubscribed(count: 2))  // Reconnected with the new session.
         try await secret("after log-in")
         #expect(await recorder.wait { $0.contains { $0.object?["text"] == "after log-in" } })
+        #expect(recorder.all.filter { $0.kind == .subscribed }.last?.resumed == true)
 
         try await phone.logOut()
         #expect(await recorder.waitForSubscribed(count: 3))
         try await secret("after log-out")
         try await Task.sleep(nanoseconds: 500_000_000)
-        #expect(recorder.changes.compactMap { $0.object?["text"] as String? } == ["after log-in"])
+        // The subscription resumed with each new session from its last seq: the note written before the log-in, now
+        // readable, was replayed then; nothing after the log-out is.
+        #expect(recorder.changes.compactMap { $0.object?["text"] as String? } == ["before log-in", "after log-in"])
     }
 
     @Test func anAnonymousUserSignedUpKeepsItsLiveEvents() async throws {

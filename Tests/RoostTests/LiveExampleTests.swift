@@ -14,10 +14,8 @@ import Testing
         init(_ device: ExampleTests.Device, _ program: String, _ arguments: String...) throws {
             let descriptor = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             defer { close(descriptor) }
-            process = try ChildProcess(executable: try ExampleTests.program(program), arguments: arguments, environment: [
-                "ROOST_SERVER_URL": device.server.url.absoluteString, "ROOST_APP_ID": ServerProcess.applicationId,
-                "ROOST_STORAGE_DIR": device.storage,
-            ], stdout: descriptor, stderrPath: outputPath)
+            process = try ChildProcess(executable: try ExampleTests.program(program), arguments: arguments,
+                                       environment: device.environment, stdout: descriptor, stderrPath: outputPath)
         }
 
         deinit {
@@ -71,6 +69,32 @@ import Testing
         let offline = try laptop.run("todo", "list").output
         #expect(offline.contains("1. [x] Buy milk"))
         #expect(!offline.contains("Water the plants"))
+    }
+
+    @Test func todoWatchCatchesUpAfterANetworkCutWithoutRepeatingAChange() async throws {
+        let server = try ServerProcess()
+        let relay = try TCPRelay(upstreamPort: server.port)
+        let phone = ExampleTests.Device(server: server), laptop = ExampleTests.Device(server: server, serverURL: relay.url)
+        #expect(try phone.run("todo", "signup", "bea", input: "a long passphrase\n").output.contains("Signed up as bea"))
+        #expect(try laptop.run("todo", "login", "bea", input: "a long passphrase\n").output.contains("Logged in as bea"))
+        #expect(try phone.run("todo", "add", "Feed the cat").status == 0)
+
+        let watch = try Running(laptop, "todo", "watch", "--count", "3")
+        #expect(await watch.wait(for: "Watching bea"))
+        #expect(try phone.run("todo", "add", "Call mum").status == 0)
+        #expect(await watch.wait(for: "+ Call mum"))
+        relay.cut()  // The laptop is offline while the phone changes the list.
+        #expect(try phone.run("todo", "done", "1").status == 0)
+        #expect(try phone.run("todo", "rm", "2").status == 0)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(!watch.output.contains("Feed the cat"))
+        relay.restore()
+        #expect(await watch.wait(for: "- Call mum", timeout: 30))
+        #expect(watch.process.waitUntilExit() == 0)
+        #expect(watch.occurrences(of: "+ Call mum") == 1)
+        #expect(watch.occurrences(of: "✓ Feed the cat") == 1)
+        #expect(watch.occurrences(of: "- Call mum") == 1)
+        #expect(watch.output.contains("(reconnected)"))
     }
 
     @Test func sonnetsFollowShowsACorrectionTheMomentItIsMade() async throws {

@@ -101,6 +101,25 @@ import Testing
         #expect(try await reader.value == ["hello"])
     }
 
+    @Test func aSubscriptionTheServerRefusesEndsWithItsError() async throws {
+        let server = try ServerProcess()
+        let closed: JSON = ["find": [:], "get": [:], "count": [:], "create": ["*": true], "update": [:], "delete": [:], "addField": [:]]
+        _ = try await server.masterRequest("POST", "schemas/Vault", json: ["className": "Vault", "classLevelPermissions": closed])
+        let client = try server.makeClient()
+        var received: [LiveQueryEvent.Kind] = []
+        do {
+            for try await event in client.query("Vault").subscribe() { received.append(event.kind) }
+            Issue.record("the sequence ended without the server's refusal")
+        } catch let error as RoostError {
+            #expect(error.code == .operationForbidden, "\(error)")
+        }
+        #expect(received.isEmpty)
+        // The client's socket serves other subscriptions as before.
+        let other = Recorder(client.query("Open"))
+        defer { other.subscription.cancel() }
+        #expect(await other.waitForSubscribed())
+    }
+
     @Test func gainingAndLosingReadAccessEntersAndLeaves() async throws {
         let server = try ServerProcess()
         let ann = try server.makeClient(), bob = try server.makeClient()

@@ -120,6 +120,40 @@ import Testing
         #expect(await other.waitForSubscribed())
     }
 
+    @Test func aWrongApplicationIdEndsTheSubscriptionAsAMisconfiguration() async throws {
+        let server = try ServerProcess()
+        let client = try RoostClient(.init(serverURL: server.url, applicationId: "not-this-app", storageDirectory: temporaryStorage(),
+                                           requestTimeout: 5))
+        do {
+            for try await _ in client.query("Note").subscribe() {}
+            Issue.record("the sequence ended without an error")
+        } catch let error as RoostError {
+            #expect(error.isMisconfiguration, "\(error)")
+        }
+    }
+
+    struct Score: RoostModel {
+        static let className = "Score"
+        var objectId: String?
+        var createdAt: Date?
+        var updatedAt: Date?
+        var player: String
+        var points: Int
+    }
+
+    @Test func typedQueriesSubscribeAndDecodeTheirModels() async throws {
+        let server = try ServerProcess()
+        let watcher = try server.makeClient(), writer = try server.makeClient()
+        let recorder = Recorder(watcher.query(Score.self).whereKey("points", greaterThanOrEqualTo: 100))
+        defer { recorder.subscription.cancel() }
+        #expect(await recorder.waitForSubscribed())
+        var score = Score(player: "bo", points: 120)
+        try await writer.save(&score)
+        let events = await recorder.waitForChanges(1)
+        let decoded = try events.first?.object(as: Score.self)
+        #expect(decoded?.player == "bo" && decoded?.points == 120 && decoded?.objectId == score.objectId)
+    }
+
     @Test func gainingAndLosingReadAccessEntersAndLeaves() async throws {
         let server = try ServerProcess()
         let ann = try server.makeClient(), bob = try server.makeClient()

@@ -631,6 +631,23 @@ def closing(port):
     sock.close()
 
 
+async def capped(port):
+    """With --live-query-replay-events 2: three changes while away; resuming from before the first (trimmed)
+    answers resumed:false, from the first itself replays the other two."""
+    ws = await live_client(port)
+    start = (await subscribe_since(ws, 1, {"className": "Busy", "where": {}}))["seq"]
+    await ws.close()
+    for n in range(3):
+        rest(port, "POST", "/classes/Busy", {"text": f"n{n}"})
+    await asyncio.sleep(2.5)  # the trimmer runs every second
+    ws = await live_client(port)
+    too_old = await subscribe_since(ws, 1, {"className": "Busy", "where": {}}, since=start)
+    recent = await subscribe_since(ws, 2, {"className": "Busy", "where": {}}, since=start + 1)
+    replayed = [event_line(m) for m in await drain(ws, 0.5)]
+    print(json.dumps({"start": start, "tooOld": too_old.get("resumed"), "recent": recent.get("resumed"),
+                      "replayed": [[r[0], r[1], r[2] - start, r[4]] for r in replayed]}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -655,7 +672,7 @@ def main():
         asyncio.run(restart_after(port, int(sys.argv[3])))
     elif scenario == "query":
         asyncio.run(query_op(port))
-    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed",
+    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
     elif scenario == "closing":

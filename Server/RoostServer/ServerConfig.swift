@@ -62,7 +62,8 @@ public struct ServerConfig: Sendable {
     public var liveQueryClasses: Set<String>?
     /// How long the LiveQuery change log keeps a change for clients that resume (seconds).
     public var liveQueryReplayWindowSeconds = 600
-    /// The most changes the LiveQuery change log keeps; 0 turns the log off (every resume answers `resumed: false`).
+    /// The most changes the LiveQuery change log keeps. 0 turns the log off, for benchmarks only
+    /// (`ROOST_TEST_NO_CHANGE_LOG`): every resume answers `resumed: false`, and `seq` restarts with the process.
     public var liveQueryReplayEvents = 100_000
     /// Subscriptions one LiveQuery client may hold at once (more are refused with 155).
     public var liveQueryMaxSubscriptions = 100

@@ -65,11 +65,11 @@ struct Serve: ParsableCommand {
     var queryTimeout: String?
     @Option(help: "Comma-separated file extensions clients may upload: * or regular expressions (env ROOST_FILE_EXTENSIONS, default all but HTML, SVG and XML).")
     var fileExtensions: String?
-    @Option(help: "Comma-separated classes whose changes LiveQuery logs and sends; subscribing to another is refused (env ROOST_LIVE_QUERY_CLASSES, default all).")
+    @Option(help: "Comma-separated classes whose changes LiveQuery logs and sends, empty for none; subscribing to another is refused (env ROOST_LIVE_QUERY_CLASSES, default all).")
     var liveQueryClasses: String?
     @Option(help: "Seconds LiveQuery keeps changes for clients that resume after a disconnect (env ROOST_LIVE_QUERY_REPLAY_WINDOW, default 600).")
     var liveQueryReplayWindow: Int?
-    @Option(help: "Most changes LiveQuery keeps for resuming clients; 0 keeps none (env ROOST_LIVE_QUERY_REPLAY_EVENTS, default 100000).")
+    @Option(help: "Most changes LiveQuery keeps for resuming clients (env ROOST_LIVE_QUERY_REPLAY_EVENTS, default 100000).")
     var liveQueryReplayEvents: Int?
     @Option(help: "Subscriptions one LiveQuery client may hold (env ROOST_LIVE_QUERY_MAX_SUBSCRIPTIONS, default 100).")
     var liveQueryMaxSubscriptions: Int?
@@ -139,7 +139,7 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(liveQueryReplayWindow, "live-query-replay-window", in: positive) {
             config.liveQueryReplayWindowSeconds = value
         }
-        if let value = try settings.integer(liveQueryReplayEvents, "live-query-replay-events", in: 0...100_000_000) {
+        if let value = try settings.integer(liveQueryReplayEvents, "live-query-replay-events", in: 1...100_000_000) {
             config.liveQueryReplayEvents = value
         }
         if let value = try settings.integer(liveQueryMaxSubscriptions, "live-query-max-subscriptions", in: positive) {
@@ -161,6 +161,9 @@ struct Serve: ParsableCommand {
         }
         if let value = environment["ROOST_TEST_PING_INTERVAL_MS"] {  // Test-only: LiveQuery pings sooner than every 10 s.
             config.webSocketPingMilliseconds = max(100, try parse(value, "ROOST_TEST_PING_INTERVAL_MS", Int.init))
+        }
+        if environment["ROOST_TEST_NO_CHANGE_LOG"] == "1" {  // Benchmarks only: the change log's cost, measured. See ServerConfig.
+            config.liveQueryReplayEvents = 0
         }
         if let value = environment["ROOST_TEST_CLOSE_TIMEOUT_MS"] {  // Test-only: a closing LiveQuery socket is dropped sooner.
             config.webSocketCloseTimeoutMilliseconds = max(100, try parse(value, "ROOST_TEST_CLOSE_TIMEOUT_MS", Int.init))

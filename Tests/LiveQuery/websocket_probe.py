@@ -243,8 +243,8 @@ def rest(port, method, path, body=None, token=None, master=False, headers=None):
         return json.loads(error.read())
 
 
-async def live_client(port, session_token=None, master=False):
-    ws = await websockets.connect(url(port))
+async def live_client(port, session_token=None, master=False, **options):
+    ws = await websockets.connect(url(port), **options)
     connect = {"op": "connect", "applicationId": APP_ID}
     if session_token:
         connect["sessionToken"] = session_token
@@ -631,6 +631,67 @@ def closing(port):
     sock.close()
 
 
+async def capped(port):
+    """With --live-query-replay-events 2: three changes while away; resuming from before the first (trimmed)
+    answers resumed:false, from the first itself replays the other two."""
+    ws = await live_client(port)
+    start = (await subscribe_since(ws, 1, {"className": "Busy", "where": {}}))["seq"]
+    await ws.close()
+    for n in range(3):
+        rest(port, "POST", "/classes/Busy", {"text": f"n{n}"})
+    await asyncio.sleep(2.5)  # the trimmer runs every second
+    ws = await live_client(port)
+    too_old = await subscribe_since(ws, 1, {"className": "Busy", "where": {}}, since=start)
+    recent = await subscribe_since(ws, 2, {"className": "Busy", "where": {}}, since=start + 1)
+    replayed = [event_line(m) for m in await drain(ws, 0.5)]
+    print(json.dumps({"start": start, "tooOld": too_old.get("resumed"), "recent": recent.get("resumed"),
+                      "replayed": [[r[0], r[1], r[2] - start, r[4]] for r in replayed]}))
+
+
+async def boundary(port):
+    """200 creates run from 4 threads while a client reconnects and resumes five times: every create's event
+    arrives exactly once across the replay/live boundaries (the class's seqs, consecutive here, none twice)."""
+    import concurrent.futures
+    import threading
+    total = 200
+    done = threading.Event()
+
+    def write_all():
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda n: rest(port, "POST", "/classes/Seq", {"n": n}), range(total)))
+        done.set()
+
+    # No queue limit: the library stops reading past 32 unread messages, and then never sees the server's close.
+    ws = await live_client(port, max_queue=None)
+    start = (await subscribe_since(ws, 1, {"className": "Seq", "where": {}}))["seq"]
+    last = start
+    seen = []
+    writer = threading.Thread(target=write_all)
+    writer.start()
+    reconnects = 0
+    while True:
+        try:
+            message = json.loads(await asyncio.wait_for(ws.recv(), 0.05 if reconnects < 5 else 2.0))
+            if message["op"] == "create":
+                seen.append(message["seq"])
+                last = max(last, message["seq"])
+        except asyncio.TimeoutError:
+            if reconnects >= 5 and done.is_set():
+                break
+        if reconnects < 5 and len(seen) >= (reconnects + 1) * 25:
+            await ws.close()
+            await asyncio.sleep(0.1)  # creates go on while it is away
+            ws = await live_client(port, max_queue=None)
+            answer = await subscribe_since(ws, 1, {"className": "Seq", "where": {}}, since=last)
+            if answer.get("resumed") is not True:
+                print(json.dumps({"error": answer}))
+                return
+            reconnects += 1
+    writer.join()
+    print(json.dumps({"count": len(seen), "distinct": len(set(seen)), "reconnects": reconnects,
+                      "exact": sorted(seen) == list(range(start + 1, start + total + 1)), "ordered": seen == sorted(seen)}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -655,7 +716,7 @@ def main():
         asyncio.run(restart_after(port, int(sys.argv[3])))
     elif scenario == "query":
         asyncio.run(query_op(port))
-    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed",
+    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
     elif scenario == "closing":

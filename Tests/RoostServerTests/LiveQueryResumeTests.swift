@@ -25,6 +25,14 @@ import Testing
                 "a resume from seq 5 replays seq 6 only: \(atHead)")
     }
 
+    /// 200 creates from 4 threads while the client drops and resumes five times: each event arrives exactly
+    /// once, in commit order, across every replay/live boundary.
+    @Test func resumingDuringConcurrentWritesNeitherRepeatsNorSkips() async throws {
+        let server = try TestServer()
+        let result = try await Probe.run("boundary", server)
+        #expect(result == ["count": 200, "distinct": 200, "reconnects": 5, "exact": true, "ordered": true])
+    }
+
     @Test func aResumeWorksAcrossARestartAndSeqKeepsGrowing() async throws {
         let first = try TestServer()
         let before = try await Probe.run("restart_before", first)

@@ -17,6 +17,16 @@ import Testing
         #expect(result["result"] == ["missed"], "query brings the missed object")
     }
 
+    /// With at most 2 changes kept, the oldest of three is trimmed: a resume from before it cannot replay,
+    /// one from it replays the other two.
+    @Test func theEventCapTrimsTheOldestChanges() async throws {
+        let server = try TestServer(arguments: ["--live-query-replay-events", "2"])
+        let result = try await Probe.run("capped", server)
+        #expect(result["tooOld"] == false, "\(result)")
+        #expect(result["recent"] == true)
+        #expect(result["replayed"] == [["create", 2, 2, "n1"], ["create", 2, 3, "n2"]])
+    }
+
     /// A client that sends close while ~3.8 MB of events wait for it and never reads: its socket (the only
     /// LiveQuery slot of its address here) is dropped at the closing deadline, not kept forever.
     @Test func aClosingClientThatStopsReadingIsDroppedAtTheDeadline() async throws {

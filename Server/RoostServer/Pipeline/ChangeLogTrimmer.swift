@@ -6,9 +6,8 @@ final class ChangeLogTrimmer: @unchecked Sendable {
     private let queue = DispatchQueue(label: "roost.change-log-trimmer")
     private let timer: DispatchSourceTimer
 
-    /// Runs every tenth of the window, at least every 10 s and at most every second.
-    init(storage: Storage, windowSeconds: Int, maxChanges: Int) {
-        let interval = DispatchTimeInterval.seconds(min(10, max(1, windowSeconds / 10)))
+    /// Runs every second: with nothing to drop, a tick is two indexed reads in an empty transaction.
+    init(storage: Storage, windowSeconds: Int, maxChanges: Int, interval: DispatchTimeInterval = .seconds(1)) {
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler {

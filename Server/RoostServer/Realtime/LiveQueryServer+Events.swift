@@ -133,7 +133,14 @@ extension LiveQueryServer {
         do {
             if let token = subscription.user?.sessionToken { subscription = subscription.reading(as: try authenticate(token)) }
             let objects = try matcher.results(subscription, isMaster: client.hasMasterKey, limit: settings.maxResults)
-            let results = objects.map { matcher.visibleJSON($0, subscription, isMaster: client.hasMasterKey) }
+            // At most `maxResults` objects and `maxReplayBytes` of them, so one answer never overflows the socket's outbox.
+            var results: [JSON] = [], bytes = 0
+            for object in objects {
+                let shown = matcher.visibleJSON(object, subscription, isMaster: client.hasMasterKey)
+                bytes += shown.jsonText.utf8.count
+                guard bytes <= settings.maxReplayBytes else { break }
+                results.append(shown)
+            }
             send(client.message("result", requestId: requestId, extra: ["results": .array(results), "seq": .number(Double(head))]), to: id)
         } catch {
             send(errorMessage(error, requestId: requestId), to: id)

@@ -137,4 +137,34 @@ import Testing
         _ = try await save(writer, "four", rank: 4)  // Live after the refresh.
         #expect(await recorder.wait { $0.contains { $0.kind == .created && $0.object?["name"] == "four" } })
     }
+
+    /// A subscription that sees nothing while its class is busy still moves its resume point to each resume's head, so a
+    /// later resume is not refused for changes it never needed (they were trimmed from the log meanwhile).
+    @Test func aQuietSubscriptionKeepsUpWithTheLogAndStaysResumable() async throws {
+        let server = try ServerProcess(arguments: ["--live-query-replay-window", "3"])
+        let relay = try TCPRelay(upstreamPort: server.port)
+        let watcher = try RoostClient(.init(serverURL: relay.url, applicationId: ServerProcess.applicationId,
+                                            storageDirectory: temporaryStorage(), requestTimeout: 5))
+        let writer = try server.makeClient()
+        let quiet = Recorder(watcher.query("Card").whereKey("rank", greaterThan: 100))
+        let busy = Recorder(watcher.query("Ping"))
+        defer { quiet.subscription.cancel(); busy.subscription.cancel() }
+        #expect(await quiet.waitForSubscribed())
+        #expect(await busy.waitForSubscribed())
+
+        _ = try await save(writer, "two", rank: 2)  // A change of the class the quiet subscription does not see.
+        relay.cut()
+        relay.restore()  // Reconnects at once, well within the 3 s window.
+        #expect(await quiet.waitForSubscribed(count: 2))
+        #expect(quiet.all.last?.resumed == true)
+        _ = try await writer.object("Ping").save()  // Any later message: the quiet replay is over.
+        #expect(await busy.wait { $0.contains { $0.kind == .created } })
+
+        try await Task.sleep(nanoseconds: 5_000_000_000)  // "two" leaves the 3 s log (trimmed every second).
+        relay.cut()
+        relay.restore()
+        #expect(await quiet.waitForSubscribed(count: 3))
+        #expect(quiet.all.last?.resumed == true)
+        #expect(quiet.changes.isEmpty, "\(quiet.all.map { "\($0.kind) \($0.seq ?? -1) \($0.resumed.map { "\($0)" } ?? "-")" })")
+    }
 }

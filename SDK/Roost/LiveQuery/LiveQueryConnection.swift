@@ -126,6 +126,7 @@ final class LiveQueryConnection: @unchecked Sendable {
             socket?.shutdown()
             socket = nil
             isReady = false
+            for subscription in subscriptions.values { subscription.replayHead = nil }  // Unfinished: resume from the last event.
             if !reconnectNow, !subscriptions.isEmpty {
                 let delay = min(Self.maxBackoff, 0.5 * pow(2, Double(min(attempt, 16)))) * Double.random(in: 0.5...1)
                 attempt += 1
@@ -141,6 +142,7 @@ final class LiveQueryConnection: @unchecked Sendable {
         guard let message = try? JSONParser.parse(text), let op = message["op"]?.stringValue else { return false }
         let requestId = message["requestId"]?.numberValue.map { Int($0) }
         let subscription = requestId.flatMap { id in condition.withLock { subscriptions[id] } }
+        settleReplays(before: op, requestId: requestId, seq: message["seq"]?.numberValue.map { Int($0) })
         switch op {
         case "connected":
             condition.withLock {
@@ -156,7 +158,9 @@ final class LiveQueryConnection: @unchecked Sendable {
             let resumed = message["resumed"]?.boolValue
             var record: Int?
             condition.withLock {
-                if resumed == false {
+                if resumed == true, let seq {
+                    subscription.replayHead = seq
+                } else if resumed == false {
                     subscription.isRefreshing = true
                     try? socket.send(JSON.object(["op": "query", "requestId": .number(Double(subscription.requestId))]).jsonText)
                 } else if resumed == nil, let seq {
@@ -206,6 +210,25 @@ final class LiveQueryConnection: @unchecked Sendable {
             break  // `unsubscribed`, and ops of newer servers.
         }
         return false
+    }
+
+    /// The server sends a resumed subscription's replay right after its `subscribed`, before anything else: any other
+    /// message means the replay is over, and its head becomes the subscription's resume point.
+    private func settleReplays(before op: String, requestId: Int?, seq: Int?) {
+        let settled: [(key: String, seq: Int)] = condition.withLock {
+            var settled: [(String, Int)] = []
+            for subscription in subscriptions.values {
+                guard let head = subscription.replayHead else { continue }
+                let isItsReplay = requestId == subscription.requestId && LiveQueryEvent.kind(ofOp: op) != nil && (seq ?? head) <= head
+                if isItsReplay { continue }
+                subscription.replayHead = nil
+                guard !subscription.isRefreshing else { continue }
+                subscription.lastSeq = max(subscription.lastSeq ?? head, head)
+                settled.append((subscription.resumeKey, head))
+            }
+            return settled
+        }
+        for (key, seq) in settled { try? client?.localStore.setLiveSeq(seq, for: key) }
     }
 
     /// A processed event's `seq` becomes the subscription's resume point (on disk), unless a refresh is in flight.

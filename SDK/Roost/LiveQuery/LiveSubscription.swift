@@ -30,6 +30,9 @@ public final class LiveSubscription: AsyncSequence, @unchecked Sendable {
     /// A `query` is in flight after `resumed: false`: seqs seen meanwhile are kept, not recorded, until its result.
     var isRefreshing = false
     var seqDuringRefresh: Int?
+    /// After `resumed: true`: the `subscribed` seq. Once the replay is over (any later message), it is the resume point,
+    /// even when the replay had nothing for this subscription (a quiet one must not fall behind the log's window).
+    var replayHead: Int?
     var isEnded = false
 
     init(query: RoostQuery, watch: [String]?, requestId: Int, resumeKey: String, lastSeq: Int?, connection: LiveQueryConnection,

@@ -18,21 +18,21 @@ struct Watch: AsyncParsableCommand {
         await list.refresh()
         var seen = 0
         var isFirst = true
-        for try await event in list.client.query("Todo").whereKey("owner", equalTo: user).subscribe() {
+        // The subscription keeps the pinned list (what `todo list` shows offline) in step, event by event.
+        let subscription = list.client.query("Todo").whereKey("owner", equalTo: user).subscribe(pinName: TodoList.pinName)
+        for try await event in subscription {
             switch event.kind {
             case .subscribed:
                 say(isFirst ? "Watching \(describe(user))'s list (Ctrl-C to stop)." : "(reconnected)")
                 isFirst = false
                 continue
             case .created, .entered:
-                try? event.object?.pin(name: TodoList.pinName)  // Listed offline too (updates and deletes keep pins current).
                 say("+ \(title(event.object))")
             case .updated:
                 say(describeUpdate(event))
             case .left, .deleted:
                 say("- \(title(event.object))")
             case .refreshed:
-                try? list.client.pinAll(event.objects, name: TodoList.pinName)
                 say("The server could not replay what happened while disconnected; the list now:")
                 for item in event.objects.sorted(by: { ($0["position"] ?? 0.0) < ($1["position"] ?? 0.0) }) {
                     say("  [\((item["done"] ?? false) ? "x" : " ")] \(title(item))")

@@ -252,6 +252,37 @@ import Testing
         #expect(notices.value == 3)
     }
 
+    @Test func aPinNameKeepsWhatTheQueryMatchesPinnedEventByEvent() async throws {
+        let server = try ServerProcess()
+        let watcher = try server.makeClient(), writer = try server.makeClient()
+        let subscription = watcher.query("Plant").whereKey("thirsty", equalTo: true).subscribe(pinName: "garden")
+        let fern = writer.object("Plant"), cactus = writer.object("Plant")
+        var created: [String] = []
+        // The async form: the consumer runs behind the socket, yet the pins follow the events' order.
+        for try await event in subscription {
+            switch event.kind {
+            case .subscribed:
+                fern["name"] = "fern"
+                fern["thirsty"] = true
+                cactus["name"] = "cactus"
+                cactus["thirsty"] = true
+                try await writer.saveAll([fern, cactus])
+                fern["thirsty"] = false  // Leaves.
+                try await fern.save()
+                try await cactus.delete()
+                let rose = writer.object("Plant")
+                rose["name"] = "rose"
+                rose["thirsty"] = true
+                try await rose.save()
+            case .created: created.append(event.object?["name"] ?? "")
+            default: break
+            }
+            if created.count == 3 { break }
+        }
+        let pinned = try await watcher.query("Plant").fromLocalDatastore(pinName: "garden").find()
+        #expect(pinned.compactMap { $0["name"] as String? } == ["rose"])
+    }
+
     @Test func logInLogOutAndSignUpFollowTheSession() async throws {
         let server = try ServerProcess()
         let phone = try server.makeClient(), laptop = try server.makeClient()

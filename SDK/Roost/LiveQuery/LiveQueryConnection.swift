@@ -40,12 +40,12 @@ final class LiveQueryConnection: @unchecked Sendable {
 
     // MARK: Subscriptions
 
-    func add(_ query: RoostQuery, watch: [String]?, handler: (@Sendable (Result<LiveQueryEvent, Error>) -> Void)?) -> LiveSubscription {
+    func add(_ query: RoostQuery, watch: [String]?, pinName: String?, handler: (@Sendable (Result<LiveQueryEvent, Error>) -> Void)?) -> LiveSubscription {
         let key = Self.resumeKey(query, watch: watch, user: client?.currentUserKey)
         let stored = try? client?.localStore.liveSeq(key)
         condition.lock()
         defer { condition.unlock() }
-        let subscription = LiveSubscription(query: query, watch: watch, requestId: nextRequestId, resumeKey: key, lastSeq: stored ?? nil,
+        let subscription = LiveSubscription(query: query, watch: watch, pinName: pinName, requestId: nextRequestId, resumeKey: key, lastSeq: stored ?? nil,
                                             connection: self, handler: handler)
         nextRequestId += 1
         subscriptions[subscription.requestId] = subscription
@@ -291,12 +291,19 @@ final class LiveQueryConnection: @unchecked Sendable {
         let className = subscription.query.className
         // One change: one `seq` (from a server without seqs, one updatedAt, or the delete).
         let change = seq.map(String.init) ?? ((object["updatedAt"]?.stringValue ?? "") + (kind == .deleted ? "|deleted" : ""))
-        guard condition.withLock({ appliedChanges.insert("\(change)|\(className)|\(objectId)") }) else { return }
-        try? client.localStore.applyLiveChange(kind, className: className, objectId: objectId, object: object,
-                                               isPartial: subscription.query.selectedKeys != nil,
-                                               subscriptionCacheKey: subscription.query.cacheKey)
-        NotificationCenter.default.post(name: RoostClient.dataDidChangeNotification, object: client,
-                                        userInfo: ["className": className, "objectId": objectId])
+        let isNew = condition.withLock { appliedChanges.insert("\(change)|\(className)|\(objectId)") }
+        if isNew {
+            try? client.localStore.applyLiveChange(kind, className: className, objectId: objectId, object: object,
+                                                   isPartial: subscription.query.selectedKeys != nil,
+                                                   subscriptionCacheKey: subscription.query.cacheKey)
+        }
+        if let pinName = subscription.pinName {
+            try? client.localStore.keepPinned(kind, className: className, objectId: objectId, object: object, name: pinName)
+        }
+        if isNew {
+            NotificationCenter.default.post(name: RoostClient.dataDidChangeNotification, object: client,
+                                            userInfo: ["className": className, "objectId": objectId])
+        }
     }
 
     private func applyRefresh(_ results: [JSON], subscription: LiveSubscription) {
@@ -304,6 +311,9 @@ final class LiveQueryConnection: @unchecked Sendable {
         try? client.localStore.applyLiveRefresh(results, className: subscription.query.className,
                                                 isPartial: subscription.query.selectedKeys != nil,
                                                 subscriptionCacheKey: subscription.query.cacheKey)
+        if let pinName = subscription.pinName {
+            try? client.localStore.keepPinned(results, className: subscription.query.className, name: pinName)
+        }
         NotificationCenter.default.post(name: RoostClient.dataDidChangeNotification, object: client,
                                         userInfo: ["className": subscription.query.className])
     }

@@ -16,6 +16,9 @@ public final class LiveSubscription: AsyncSequence, @unchecked Sendable {
     public let query: RoostQuery
     /// Fields whose change sends an `updated` (Parse's `watch`); nil: any field.
     public let watch: [String]?
+    /// When set, every object the query matches is kept pinned under this name (pinned as it enters, unpinned as it
+    /// leaves), in event order, before the event is handed out.
+    public let pinName: String?
     let requestId: Int
     /// Where the last processed `seq` is kept (so a restarted program resumes where it stopped).
     let resumeKey: String
@@ -35,10 +38,11 @@ public final class LiveSubscription: AsyncSequence, @unchecked Sendable {
     var replayHead: Int?
     var isEnded = false
 
-    init(query: RoostQuery, watch: [String]?, requestId: Int, resumeKey: String, lastSeq: Int?, connection: LiveQueryConnection,
+    init(query: RoostQuery, watch: [String]?, pinName: String?, requestId: Int, resumeKey: String, lastSeq: Int?, connection: LiveQueryConnection,
          handler: (@Sendable (Result<LiveQueryEvent, Error>) -> Void)?) {
         self.query = query
         self.watch = watch
+        self.pinName = pinName
         self.requestId = requestId
         self.resumeKey = resumeKey
         self.lastSeq = lastSeq
@@ -79,28 +83,32 @@ public final class LiveSubscription: AsyncSequence, @unchecked Sendable {
 
 extension RoostQuery {
     /// Live changes to the objects this query matches (see `LiveSubscription`). `watch`: only changes to these
-    /// fields send `updated`. `select(_:)` trims the objects the events carry. Order, limit and skip do not apply.
-    public func subscribe(watch: [String]? = nil) -> LiveSubscription {
-        client.liveQuery.add(self, watch: watch, handler: nil)
+    /// fields send `updated`. `pinName`: keep the matching objects pinned under that name (for offline reads).
+    /// `select(_:)` trims the objects the events carry. Order, limit and skip do not apply.
+    public func subscribe(watch: [String]? = nil, pinName: String? = nil) -> LiveSubscription {
+        client.liveQuery.add(self, watch: watch, pinName: pinName, handler: nil)
     }
 
     /// The callback form, for programs without async code: `handler` runs on the client's LiveQuery thread, one
     /// event at a time, in order; a `.failure` ends the subscription.
     @discardableResult
-    public func subscribe(watch: [String]? = nil, _ handler: @escaping @Sendable (Result<LiveQueryEvent, Error>) -> Void) -> LiveSubscription {
-        client.liveQuery.add(self, watch: watch, handler: handler)
+    public func subscribe(watch: [String]? = nil, pinName: String? = nil,
+                          _ handler: @escaping @Sendable (Result<LiveQueryEvent, Error>) -> Void) -> LiveSubscription {
+        client.liveQuery.add(self, watch: watch, pinName: pinName, handler: handler)
     }
 }
 
 extension RoostClient {
-    /// Live changes to what `query` matches (same as `query.subscribe(watch:)`).
-    public func subscribe(_ query: RoostQuery, watch: [String]? = nil) -> LiveSubscription { query.subscribe(watch: watch) }
+    /// Live changes to what `query` matches (same as `query.subscribe(watch:pinName:)`).
+    public func subscribe(_ query: RoostQuery, watch: [String]? = nil, pinName: String? = nil) -> LiveSubscription {
+        query.subscribe(watch: watch, pinName: pinName)
+    }
 
-    /// The callback form of `subscribe(_:watch:)`.
+    /// The callback form of `subscribe(_:watch:pinName:)`.
     @discardableResult
-    public func subscribe(_ query: RoostQuery, watch: [String]? = nil,
+    public func subscribe(_ query: RoostQuery, watch: [String]? = nil, pinName: String? = nil,
                           _ handler: @escaping @Sendable (Result<LiveQueryEvent, Error>) -> Void) -> LiveSubscription {
-        query.subscribe(watch: watch, handler)
+        query.subscribe(watch: watch, pinName: pinName, handler)
     }
 
     /// Posted (object: the client) once per live change that updated this client's local data (the query cache

@@ -64,7 +64,57 @@ extension LocalStore {
         }
     }
 
+    /// A subscription with a pin name keeps what its query matches pinned under it: an object that is created or
+    /// enters (or changes while not pinned yet) is pinned, one that leaves or is deleted is unpinned from it.
+    func keepPinned(_ kind: LiveQueryEvent.Kind, className: String, objectId: String, object: JSON, name: String) throws {
+        try pins.write { db in
+            switch kind {
+            case .left, .deleted:
+                try db.execute(sql: "DELETE FROM pin WHERE name = ? AND className = ? AND objectKey = ?", arguments: [name, className, objectId])
+            case .created, .entered, .updated:
+                try Self.pinIfMissing(Self.restShape(object), className: className, objectId: objectId, name: name, in: db)
+            case .subscribed, .refreshed:
+                break
+            }
+        }
+    }
+
+    /// After a refresh the pin group holds exactly the results, plus objects not on the server yet (queued creations).
+    func keepPinned(_ results: [JSON], className: String, name: String) throws {
+        let objects = results.map(Self.restShape)
+        let ids = Set(objects.compactMap { $0["objectId"]?.stringValue })
+        try pins.write { db in
+            let pinned = try String.fetchAll(db, sql: "SELECT objectKey FROM pin WHERE name = ? AND className = ?", arguments: [name, className])
+            for key in pinned where !ids.contains(key) && !key.hasPrefix("local_") {
+                try db.execute(sql: "DELETE FROM pin WHERE name = ? AND className = ? AND objectKey = ?", arguments: [name, className, key])
+            }
+            for object in objects {
+                guard let objectId = object["objectId"]?.stringValue else { continue }
+                try Self.pinIfMissing(object, className: className, objectId: objectId, name: name, in: db)
+            }
+        }
+    }
+
     // MARK: Internals
+
+    /// Pins a server object under `name` unless it is there (its pinned copy elsewhere lends its local id).
+    private static func pinIfMissing(_ object: JSON, className: String, objectId: String, name: String, in db: Database) throws {
+        guard try Int.fetchOne(db, sql: "SELECT 1 FROM pin WHERE name = ? AND className = ? AND objectKey = ?",
+                               arguments: [name, className, objectId]) == nil else { return }
+        let existing = try String.fetchOne(db, sql: "SELECT object FROM pin WHERE className = ? AND objectKey = ? LIMIT 1",
+                                           arguments: [className, objectId]).flatMap { try? JSONParser.parse($0) }
+        var pinned: [String: JSON] = [
+            "className": .string(className), "objectId": .string(objectId),
+            "localId": existing?["localId"] ?? .string("local_" + UUID().uuidString.lowercased()),
+        ]
+        var fields = object.objectValue ?? [:]
+        for key in ["objectId", "createdAt", "updatedAt"] { fields.removeValue(forKey: key) }
+        pinned["fields"] = .object(fields)
+        if let date = object["createdAt"].flatMap(Date.init(roostJSON:)) { pinned["createdAt"] = date.roostJSON }
+        if let date = object["updatedAt"].flatMap(Date.init(roostJSON:)) { pinned["updatedAt"] = date.roostJSON }
+        try db.execute(sql: "INSERT INTO pin (name, className, objectKey, object) VALUES (?, ?, ?, ?)",
+                       arguments: [name, className, objectId, JSON.object(pinned).jsonText])
+    }
 
     private static func cachedLists(className: String, in db: Database) throws -> [(String, [JSON])] {
         let prefix = className + "|"

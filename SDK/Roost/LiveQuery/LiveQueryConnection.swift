@@ -9,9 +9,9 @@ import RoostCore
 /// backoff and jitter (0.5 s doubling to 30 s, times 0.5–1). A session change (log-in, log-out, sign-up conversion)
 /// reconnects at once with the new token.
 final class LiveQueryConnection: @unchecked Sendable {
-    private weak var client: RoostClient?
+    weak var client: RoostClient?
     private let url: URL
-    private let condition = NSCondition()
+    let condition = NSCondition()
     // Guarded by `condition`.
     private var subscriptions: [Int: LiveSubscription] = [:]
     private var nextRequestId = 1
@@ -23,7 +23,7 @@ final class LiveQueryConnection: @unchecked Sendable {
     /// Set when the server refused `since` (Parse Server): subscribe without it from then on.
     private var serverRefusesSince = false
     /// Changes already applied to the local store (a change matching two subscriptions arrives twice).
-    private var appliedChanges = RecentSet(capacity: 4096)
+    var appliedChanges = RecentSet(capacity: 4096)
 
     static let maxBackoff: TimeInterval = 30
 
@@ -284,40 +284,6 @@ final class LiveQueryConnection: @unchecked Sendable {
         subscription.end(error)
     }
 
-    // MARK: The local store
-
-    private func applyLocally(_ kind: LiveQueryEvent.Kind, _ object: JSON, seq: Int?, subscription: LiveSubscription) {
-        guard let client, let objectId = object["objectId"]?.stringValue else { return }
-        let className = subscription.query.className
-        // One change: one `seq` (from a server without seqs, one updatedAt, or the delete).
-        let change = seq.map(String.init) ?? ((object["updatedAt"]?.stringValue ?? "") + (kind == .deleted ? "|deleted" : ""))
-        let isNew = condition.withLock { appliedChanges.insert("\(change)|\(className)|\(objectId)") }
-        if isNew {
-            try? client.localStore.applyLiveChange(kind, className: className, objectId: objectId, object: object,
-                                                   isPartial: subscription.query.selectedKeys != nil,
-                                                   subscriptionCacheKey: subscription.query.cacheKey)
-        }
-        if let pinName = subscription.pinName {
-            try? client.localStore.keepPinned(kind, className: className, objectId: objectId, object: object, name: pinName)
-        }
-        if isNew {
-            NotificationCenter.default.post(name: RoostClient.dataDidChangeNotification, object: client,
-                                            userInfo: ["className": className, "objectId": objectId])
-        }
-    }
-
-    private func applyRefresh(_ results: [JSON], subscription: LiveSubscription) {
-        guard let client else { return }
-        try? client.localStore.applyLiveRefresh(results, className: subscription.query.className,
-                                                isPartial: subscription.query.selectedKeys != nil,
-                                                subscriptionCacheKey: subscription.query.cacheKey)
-        if let pinName = subscription.pinName {
-            try? client.localStore.keepPinned(results, className: subscription.query.className, name: pinName)
-        }
-        NotificationCenter.default.post(name: RoostClient.dataDidChangeNotification, object: client,
-                                        userInfo: ["className": subscription.query.className])
-    }
-
     /// What identifies a subscription across program runs: its query, watch list and user.
     static func resumeKey(_ query: RoostQuery, watch: [String]?, user: String?) -> String {
         var parts: [String: JSON] = ["className": .string(query.className), "where": query.whereJSON]
@@ -325,22 +291,5 @@ final class LiveQueryConnection: @unchecked Sendable {
         if let watch { parts["watch"] = .array(watch.map(JSON.string)) }
         parts["user"] = user.map(JSON.string) ?? .null
         return JSON.object(parts).jsonText
-    }
-}
-
-/// A set remembering only its last `capacity` insertions.
-struct RecentSet {
-    let capacity: Int
-    private var members: Set<String> = []
-    private var order: [String] = []
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    /// Inserts `member`; returns false when it was there already.
-    mutating func insert(_ member: String) -> Bool {
-        guard members.insert(member).inserted else { return false }
-        order.append(member)
-        if order.count > capacity { members.remove(order.removeFirst()) }
-        return true
     }
 }

@@ -692,6 +692,24 @@ async def boundary(port):
                       "exact": sorted(seen) == list(range(start + 1, start + total + 1)), "ordered": seen == sorted(seen)}))
 
 
+async def purged(port):
+    """A class purge and a removed field change objects without events: a resume across either answers
+    resumed:false (the client re-queries); another class still resumes."""
+    rest(port, "POST", "/classes/Note", {"text": "one", "tag": "a"})
+    rest(port, "POST", "/classes/Keep", {"text": "kept"})
+    ws = await live_client(port)
+    note = (await subscribe_since(ws, 1, {"className": "Note", "where": {}}))["seq"]
+    keep = (await subscribe_since(ws, 2, {"className": "Keep", "where": {}}))["seq"]
+    await ws.close()
+    rest(port, "PUT", "/schemas/Keep", {"fields": {"text": {"__op": "Delete"}}}, master=True)
+    rest(port, "DELETE", "/purge/Note", master=True)
+    ws = await live_client(port)
+    after_purge = await subscribe_since(ws, 1, {"className": "Note", "where": {}}, since=note)
+    after_field = await subscribe_since(ws, 2, {"className": "Keep", "where": {}}, since=keep)
+    other = await subscribe_since(ws, 3, {"className": "Quiet", "where": {}}, since=note)
+    print(json.dumps({"purge": after_purge.get("resumed"), "field": after_field.get("resumed"), "other": other.get("resumed")}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -716,7 +734,7 @@ def main():
         asyncio.run(restart_after(port, int(sys.argv[3])))
     elif scenario == "query":
         asyncio.run(query_op(port))
-    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary",
+    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
     elif scenario == "closing":

@@ -52,6 +52,12 @@ import Testing
         _ = second  // The first server's deinit removes the data directory: keep both until here.
     }
 
+    @Test func aPurgeOrARemovedFieldCannotBeReplayedSoTheResumeSaysSo() async throws {
+        let server = try TestServer()
+        let result = try await Probe.run("purged", server)
+        #expect(result == ["purge": false, "field": false, "other": true])
+    }
+
     @Test func queryAnswersResultWithTheSubscribersViewAndTheLogsSeq() async throws {
         let server = try TestServer(arguments: ["--password-iterations", "1000"])
         let result = try await Probe.run("query", server)

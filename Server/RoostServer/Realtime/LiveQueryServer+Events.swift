@@ -22,8 +22,7 @@ extension LiveQueryServer {
 
     /// One change's events, to every subscription of its class (parse-server's `_onAfterSave`/`_onAfterDelete`).
     func deliver(_ change: ObjectChange) {
-        head = max(head, change.seq)
-        guard liveClasses.withLock({ $0[change.className] != nil }), let decoded = DecodedChange(change) else { return }
+        guard let decoded = DecodedChange(change) else { return }
         // Each subscriber's session is looked up again for every change (the REST API's session cache answers), so a
         // log-out, a revoked session, a deleted user or a role change holds for live events at once, not only at subscribe.
         var sessions: [String: AuthenticatedUser?] = [:]
@@ -56,7 +55,7 @@ extension LiveQueryServer {
     /// The events a new subscription missed after `since` (through `head`), judged with its current access and
     /// the versions the log holds, in commit order; nil when the log no longer reaches back to `since` for its
     /// class, or the replay would be too large for the socket (the client refreshes with `query`).
-    func missedEvents(_ subscription: LiveQueryClient.Subscription, client: LiveQueryClient, since: Int64) -> [JSON]? {
+    func missedEvents(_ subscription: LiveQueryClient.Subscription, client: LiveQueryClient, since: Int64, through head: Int64) -> [JSON]? {
         guard settings.logsChanges else { return nil }
         let found = try? storage.read { db in
             try ChangeLog.changes(of: subscription.className, after: since, through: head, limit: settings.maxReplayChanges, in: db)
@@ -132,6 +131,7 @@ extension LiveQueryServer {
         }
         do {
             if let token = subscription.user?.sessionToken { subscription = subscription.reading(as: try authenticate(token)) }
+            let head = live.withLock { $0.head }  // Read first: every change up to it is in the snapshot the query reads.
             let objects = try matcher.results(subscription, isMaster: client.hasMasterKey, limit: settings.maxResults)
             // At most `maxResults` objects and `maxReplayBytes` of them, so one answer never overflows the socket's outbox.
             var results: [JSON] = [], bytes = 0

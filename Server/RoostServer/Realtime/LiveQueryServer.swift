@@ -38,15 +38,21 @@ final class LiveQueryServer: @unchecked Sendable {
     let authenticate: (String) throws -> AuthenticatedUser
     let matcher: LiveQueryMatcher
     let storage: Storage
-    /// Subscriptions per class: the worker skips changes of classes nobody subscribes to; without the
-    /// change log the writer (`isLive`) records only those classes' changes.
-    let liveClasses = Mutex<[String: Int]>([:])
+    /// Subscriptions per class, and the `seq` of the last change committed (the head). Kept under one lock:
+    /// the writer, after a commit, moves the head and hands the worker only the changes of subscribed classes
+    /// (no wake-up for the others); a new subscription counts itself and reads the head in one step. So every
+    /// change is either at most that head (committed: a resume reads it from the log) or handed to the worker
+    /// after the subscription counts (delivered live). Without the change log, the writer records only the
+    /// changes of subscribed classes (`records`).
+    struct LiveState {
+        var subscriptions: [String: Int] = [:]
+        var head: Int64 = 0
+    }
+    let live = Mutex(LiveState())
     private let worker = WorkerThreads(name: "roost-livequery")
     private var hub: WebSocketHub!
     /// The worker thread's own.
     var clients: [UInt64: LiveQueryClient] = [:]
-    /// The worker thread's own: the `seq` of the last change it handled (every later change is still to come).
-    var head: Int64 = 0
     /// Where each socket connected from, and how many are open per address (set on the connection's HTTP
     /// thread, read by the worker).
     private let addresses = NSLock()
@@ -76,9 +82,9 @@ final class LiveQueryServer: @unchecked Sendable {
         })
     }
 
-    /// Sets the change log's head before any change is published (the worker handles jobs in order).
+    /// Sets the change log's head before any change is published.
     func begin(at head: Int64) {
-        worker.submit { self.head = head }
+        live.withLock { $0.head = head }
     }
 
     /// Whether another socket from `clientAddress` may open (`maxConnectionsPerAddress`).
@@ -105,13 +111,18 @@ final class LiveQueryServer: @unchecked Sendable {
     /// every live class's; without, only those of classes someone subscribes to.
     func records(_ className: String) -> Bool {
         guard settings.classes?.contains(className) ?? true else { return false }
-        return settings.logsChanges || liveClasses.withLock { $0[className] != nil }
+        return settings.logsChanges || live.withLock { $0.subscriptions[className] != nil }
     }
 
-    /// Sends the events of one commit's changes (called on the writer's thread, in commit order).
+    /// Sends the events of one commit's changes (called on the writer's thread, in commit order, `seq` order within).
     func publish(_ changes: [ObjectChange]) {
+        let subscribed = live.withLock { state -> [ObjectChange] in
+            state.head = max(state.head, changes.last?.seq ?? 0)
+            return changes.filter { state.subscriptions[$0.className] != nil }
+        }
+        guard !subscribed.isEmpty else { return }
         worker.submit { [self] in
-            for change in changes { deliver(change) }
+            for change in subscribed { deliver(change) }
         }
     }
 
@@ -198,17 +209,20 @@ final class LiveQueryServer: @unchecked Sendable {
                 requestId: subscribe.requestId, className: subscribe.className, whereClause: whereClause,
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)
             try matcher.checkSubscription(subscription, isMaster: client.hasMasterKey)
-            // Live from here: every change after `head` is still to be handled by this thread, and comes to it.
+            // Live from here: every change after `head` comes to this thread after this job (see `LiveState`).
+            let head = live.withLock { state in
+                state.subscriptions[subscription.className, default: 0] += 1
+                return state.head
+            }
             subscription.deliveredThrough = head
             var extra: [String: JSON] = ["seq": .number(Double(head))]
             var replay: [JSON] = []
             if let since = subscribe.since {
-                let missed = missedEvents(subscription, client: client, since: since)
+                let missed = missedEvents(subscription, client: client, since: since, through: head)
                 extra["resumed"] = .bool(missed != nil)
                 replay = missed ?? []
             }
             if let replaced = client.subscriptions.updateValue(subscription, forKey: subscribe.requestId) { forget([replaced]) }
-            liveClasses.withLock { $0[subscription.className, default: 0] += 1 }
             send(client.message("subscribed", requestId: subscribe.requestId, extra: extra), to: id)
             for event in replay { send(event, to: id) }
         } catch {
@@ -231,10 +245,10 @@ final class LiveQueryServer: @unchecked Sendable {
     }
 
     func forget(_ subscriptions: some Sequence<LiveQueryClient.Subscription>) {
-        liveClasses.withLock { counts in
+        live.withLock { state in
             for subscription in subscriptions {
-                let left = counts[subscription.className, default: 1] - 1
-                counts[subscription.className] = left > 0 ? left : nil
+                let left = state.subscriptions[subscription.className, default: 1] - 1
+                state.subscriptions[subscription.className] = left > 0 ? left : nil
             }
         }
     }

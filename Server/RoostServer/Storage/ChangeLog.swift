@@ -109,10 +109,13 @@ enum ChangeLog {
     /// answers `resumed: false` for them. Returns the new head (`head + 1`, given to the marks).
     static func markUnlogged(_ classNames: [String], head: Int64, in db: SQLiteConnection) throws -> Int64 {
         guard !classNames.isEmpty else { return head }
-        for className in classNames {
-            try db.execute("INSERT INTO _live_trim (className, seq) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET seq = excluded.seq",
-                           [.text(className), .integer(head + 1)])
-        }
+        for className in classNames { try raiseMark(of: className, to: head + 1, in: db) }
         return head + 1
+    }
+
+    /// Raises a class's trim mark: no resume from before `seq` (its changes up to there are not all in the log).
+    static func raiseMark(of className: String, to seq: Int64, in db: SQLiteConnection) throws {
+        try db.execute("INSERT INTO _live_trim (className, seq) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET seq = max(seq, excluded.seq)",
+                       [.text(className), .integer(seq)])
     }
 }

@@ -24,6 +24,11 @@ final class ChangeRecorder {
         db.objectChanges.append(change)
     }
 
-    /// Moves the head past marks written outside `record` (`ChangeLog.markUnlogged`).
-    func advance(to seq: Int64) { head = max(head, seq) }
+    /// Records that `className`'s objects changed without a change of their own (a purge, a removed field):
+    /// a resume from before this cannot replay it and answers `resumed: false` (the client re-queries).
+    func markGap(in className: String, in db: SQLiteConnection) throws {
+        guard logs, records(className) else { return }
+        head += 1
+        try ChangeLog.raiseMark(of: className, to: head, in: db)
+    }
 }

@@ -227,7 +227,9 @@ import Testing
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         // Two subscriptions see each change: the local data changes (and the notice fires) once per change.
-        let all = Recorder(query), cheap = Recorder(watcher.query("Item").whereKey("price", lessThan: 100))
+        let cheapQuery = watcher.query("Item").whereKey("price", lessThan: 100)
+        _ = try await cheapQuery.cachePolicy(.networkOnly).find()
+        let all = Recorder(query), cheap = Recorder(cheapQuery)
         defer { all.subscription.cancel(); cheap.subscription.cancel() }
         #expect(await all.waitForSubscribed())
         #expect(await cheap.waitForSubscribed())
@@ -247,6 +249,7 @@ import Testing
         }
         let cached = try await query.cachePolicy(.cacheOnly).find()
         #expect(prices(cached) == ["kettle": 35, "mug": 5])
+        #expect(prices(try await cheapQuery.cachePolicy(.cacheOnly).find()) == ["kettle": 35, "mug": 5])  // Each subscribed list.
         let pinned = try await watcher.query("Item").fromLocalDatastore(pinName: "shop").find()
         #expect(prices(pinned) == ["kettle": 35])  // The deleted one is unpinned; a new one is not pinned by itself.
         #expect(notices.value == 3)

@@ -13,9 +13,9 @@ extension LiveQueryConnection {
         let isNew = condition.withLock { appliedChanges.insert("\(change)|\(className)|\(objectId)") }
         if isNew {
             try? client.localStore.applyLiveChange(kind, className: className, objectId: objectId, object: object,
-                                                   isPartial: subscription.query.selectedKeys != nil,
-                                                   subscriptionCacheKey: subscription.query.cacheKey)
+                                                   isPartial: subscription.query.selectedKeys != nil)
         }
+        try? client.localStore.applyLiveMembership(kind, objectId: objectId, object: object, cacheKey: subscription.query.cacheKey)
         if let pinName = subscription.pinName {
             try? client.localStore.keepPinned(kind, className: className, objectId: objectId, object: object, name: pinName)
         }

@@ -18,25 +18,17 @@ extension LocalStore {
         }
     }
 
-    /// One event. Every cached result list of the class replaces (or, for a `delete`, drops) its copy of the object;
-    /// the subscribed query's own list also gains an object that entered and drops one that left. Pinned copies take the
-    /// new version (their localId kept: queued commands name it) and are unpinned on `delete`.
+    /// One change (once, however many subscriptions saw it). Every cached result list of the class replaces (or, for a
+    /// `delete`, drops) its copy of the object. Pinned copies take the new version (their localId kept: queued commands
+    /// name it) and are unpinned on `delete`.
     /// - Parameter isPartial: the event carries only some fields (a subscription with `keys`): they overlay the copy.
-    func applyLiveChange(_ kind: LiveQueryEvent.Kind, className: String, objectId: String, object: JSON, isPartial: Bool,
-                         subscriptionCacheKey: String) throws {
+    func applyLiveChange(_ kind: LiveQueryEvent.Kind, className: String, objectId: String, object: JSON, isPartial: Bool) throws {
         let restObject = Self.restShape(object)
         try pool.write { db in
             for (key, results) in try Self.cachedLists(className: className, in: db) {
+                guard let index = results.firstIndex(where: { $0["objectId"]?.stringValue == objectId }) else { continue }
                 var list = results
-                let index = list.firstIndex { $0["objectId"]?.stringValue == objectId }
-                let isOwnList = key == subscriptionCacheKey
-                switch (kind, index) {
-                case (.deleted, let index?): list.remove(at: index)
-                case (.left, let index?) where isOwnList: list.remove(at: index)
-                case (_, let index?): list[index] = Self.merge(restObject, into: list[index], isPartial: isPartial)
-                case (.created, nil) where isOwnList, (.entered, nil) where isOwnList: list.append(restObject)
-                default: continue
-                }
+                if kind == .deleted { list.remove(at: index) } else { list[index] = Self.merge(restObject, into: list[index], isPartial: isPartial) }
                 try db.execute(sql: "UPDATE queryCache SET results = ? WHERE key = ?", arguments: [JSON.array(list).jsonText, key])
             }
         }
@@ -46,6 +38,23 @@ extension LocalStore {
             } else {
                 try Self.refreshPinned(className: className, objectId: objectId, with: restObject, isPartial: isPartial, in: db)
             }
+        }
+    }
+
+    /// The subscribed query's own cached list (each subscription's) gains an object that was created or entered, and
+    /// drops one that left.
+    func applyLiveMembership(_ kind: LiveQueryEvent.Kind, objectId: String, object: JSON, cacheKey: String) throws {
+        guard [.created, .entered, .left].contains(kind) else { return }
+        try pool.write { db in
+            guard let text = try String.fetchOne(db, sql: "SELECT results FROM queryCache WHERE key = ?", arguments: [cacheKey]),
+                  var list = (try? JSONParser.parse(text))?.arrayValue else { return }
+            let index = list.firstIndex { $0["objectId"]?.stringValue == objectId }
+            switch (kind, index) {
+            case (.left, let index?): list.remove(at: index)
+            case (.created, nil), (.entered, nil): list.append(Self.restShape(object))
+            default: return
+            }
+            try db.execute(sql: "UPDATE queryCache SET results = ? WHERE key = ?", arguments: [JSON.array(list).jsonText, cacheKey])
         }
     }
 

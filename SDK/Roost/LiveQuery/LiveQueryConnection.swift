@@ -103,18 +103,16 @@ final class LiveQueryConnection: @unchecked Sendable {
             }
             reconnectNow = false
             condition.unlock()
-            guard let client else { continue }
-            let token = client.sessionToken
+            // Read from the client once per connection (the thread keeps no reference to it while on the socket; the
+            // subscriptions do, through their queries, until they are cancelled).
+            guard let (connect, token, timeout) = connectMessage() else { continue }
             do {
-                let socket = try WebSocketClient(url: url, timeout: client.configuration.requestTimeout)
+                let socket = try WebSocketClient(url: url, timeout: timeout)
                 condition.withLock {
                     self.socket = socket
                     connectedToken = token
                 }
-                var connect: [String: JSON] = ["op": "connect", "applicationId": .string(client.configuration.applicationId)]
-                if let token { connect["sessionToken"] = .string(token) }
-                if let clientKey = client.configuration.clientKey { connect["clientKey"] = .string(clientKey) }
-                try socket.send(JSON.object(connect).jsonText)
+                try socket.send(connect.jsonText)
                 while true {
                     let text = try socket.receive()
                     if handle(text, on: socket, token: token) { attempt = 0 }
@@ -135,6 +133,16 @@ final class LiveQueryConnection: @unchecked Sendable {
             }
             condition.unlock()
         }
+    }
+
+    /// The `connect` message with the current session, that session, and the client's request timeout.
+    private func connectMessage() -> (JSON, String?, TimeInterval)? {
+        guard let client else { return nil }
+        let token = client.sessionToken
+        var connect: [String: JSON] = ["op": "connect", "applicationId": .string(client.configuration.applicationId)]
+        if let token { connect["sessionToken"] = .string(token) }
+        if let clientKey = client.configuration.clientKey { connect["clientKey"] = .string(clientKey) }
+        return (.object(connect), token, client.configuration.requestTimeout)
     }
 
     /// Handles one server message; returns true on `connected` (the backoff starts over).

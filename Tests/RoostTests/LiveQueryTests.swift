@@ -286,6 +286,39 @@ import Testing
         #expect(pinned.compactMap { $0["name"] as String? } == ["rose"])
     }
 
+    /// A pinned object with a change still queued keeps showing it when another device's change to other fields
+    /// arrives first (those fields take the event's values).
+    @Test func aPinnedObjectWithAQueuedChangeKeepsItUntilDelivered() async throws {
+        let server = try ServerProcess()
+        let relay = try TCPRelay(upstreamPort: server.port)
+        let watcher = try RoostClient(.init(serverURL: relay.url, applicationId: ServerProcess.applicationId,
+                                            storageDirectory: temporaryStorage(), requestTimeout: 5))
+        let writer = try server.makeClient()
+        let shared = writer.object("Board")
+        shared["note"] = "first"
+        shared["color"] = "red"
+        try await shared.save()
+        let mine = try #require(try await watcher.query("Board").first())
+        try mine.pin()
+        let recorder = Recorder(watcher.query("Board"))
+        defer { recorder.subscription.cancel() }
+        #expect(await recorder.waitForSubscribed())
+
+        relay.refusePlainHTTP(true)  // The watcher's REST calls fail; its live socket stays.
+        mine["note"] = "mine"
+        try await mine.saveEventually()
+        shared["color"] = "blue"
+        try await shared.save()
+        #expect(await recorder.wait { $0.contains { $0.object?["color"] == "blue" } })
+        let pinned = try await watcher.query("Board").fromLocalDatastore().first()
+        #expect(pinned?["note"] == "mine" && pinned?["color"] == "blue")  // Its queued change kept; the other taken.
+
+        relay.refusePlainHTTP(false)
+        #expect(try await watcher.waitForPendingWrites(timeout: 20))
+        #expect(await recorder.wait { $0.contains { $0.object?["note"] == "mine" } })
+        #expect(try await watcher.query("Board").fromLocalDatastore().first()?["note"] == "mine")
+    }
+
     @Test func logInLogOutAndSignUpFollowTheSession() async throws {
         let server = try ServerProcess()
         let phone = try server.makeClient(), laptop = try server.makeClient()

@@ -134,12 +134,18 @@ extension LocalStore {
     }
 
     private static func refreshPinned(className: String, objectId: String, with object: JSON, isPartial: Bool, in db: Database) throws {
+        // Fields with changes still queued here (saveEventually) keep showing them: the event predates their delivery.
+        let queuedKeys = Set(try String.fetchAll(db, sql: "SELECT body FROM command WHERE className = ? AND objectId = ?",
+                                                 arguments: [className, objectId])
+            .flatMap { (try? JSONParser.parse($0))?.objectValue?.keys.map { $0 } ?? [] })
         let rows = try Row.fetchAll(db, sql: "SELECT name, object FROM pin WHERE className = ? AND objectKey = ?",
                                     arguments: [className, objectId])
         for row in rows {
             guard case .object(var pinned)? = try? JSONParser.parse(row[1] as String) else { continue }
-            var fields = isPartial ? pinned["fields"]?.objectValue ?? [:] : [:]
-            for (key, value) in object.objectValue ?? [:] where !["objectId", "createdAt", "updatedAt"].contains(key) { fields[key] = value }
+            let current = pinned["fields"]?.objectValue ?? [:]
+            var fields = isPartial ? current : current.filter { queuedKeys.contains($0.key) }
+            for (key, value) in object.objectValue ?? [:]
+            where !["objectId", "createdAt", "updatedAt"].contains(key) && !queuedKeys.contains(key) { fields[key] = value }
             pinned["fields"] = .object(fields)
             if let updated = object["updatedAt"] { pinned["updatedAt"] = Date(roostJSON: updated)?.roostJSON ?? pinned["updatedAt"] }
             if let created = object["createdAt"] { pinned["createdAt"] = Date(roostJSON: created)?.roostJSON ?? pinned["createdAt"] }

@@ -9,7 +9,10 @@ final class TCPRelay: @unchecked Sendable {
     private let listener: Int32
     private let lock = NSLock()
     private var open: [Int32] = []
+    /// The descriptors of connections that are not WebSocket upgrades (plain HTTP, kept alive between requests).
+    private var plain: Set<Int32> = []
     private var isCut = false
+    private var refusesPlainHTTP = false
     private var stopped = false
 
     init(upstreamPort: Int) throws {
@@ -40,10 +43,23 @@ final class TCPRelay: @unchecked Sendable {
             isCut = true
             for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
             open = []
+            plain = []
         }
     }
 
     func restore() { lock.withLock { isCut = false } }
+
+    /// While set, new connections whose request is not a WebSocket upgrade are closed at once: REST calls fail while
+    /// the LiveQuery socket (already open, or opened now) works.
+    func refusePlainHTTP(_ refuse: Bool) {
+        lock.withLock {
+            refusesPlainHTTP = refuse
+            guard refuse else { return }
+            for descriptor in plain { shutdown(descriptor, Int32(SHUT_RDWR)) }  // Kept-alive REST connections too.
+            open.removeAll { plain.contains($0) }
+            plain = []
+        }
+    }
 
     func stop() {
         cut()
@@ -62,6 +78,11 @@ final class TCPRelay: @unchecked Sendable {
                 if lock.withLock({ stopped }) { return }
                 continue
             }
+            let isUpgrade = Self.isUpgrade(client)
+            if lock.withLock({ refusesPlainHTTP }), !isUpgrade {
+                close(client)
+                continue
+            }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = Self.loopback(port: upstreamPort)
             let connected = withUnsafePointer(to: &address) {
@@ -70,6 +91,7 @@ final class TCPRelay: @unchecked Sendable {
             let admitted = connected && lock.withLock {
                 guard !isCut else { return false }
                 open += [client, upstream]
+                if !isUpgrade { plain.formUnion([client, upstream]) }
                 return true
             }
             guard admitted else {
@@ -93,6 +115,18 @@ final class TCPRelay: @unchecked Sendable {
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(target, Int32(SHUT_RDWR))
+    }
+
+    /// Whether the request waiting on `descriptor` asks for a WebSocket (peeked: the bytes stay for the server).
+    private static func isUpgrade(_ descriptor: Int32) -> Bool {
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_PEEK)) }
+        timeout = timeval(tv_sec: 0, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard count > 0 else { return false }
+        return String(decoding: buffer[..<count], as: UTF8.self).lowercased().contains("upgrade: websocket")
     }
 
     private static func loopback(port: Int) -> sockaddr_in {

@@ -284,6 +284,13 @@ import Testing
         }
         let pinned = try await watcher.query("Plant").fromLocalDatastore(pinName: "garden").find()
         #expect(pinned.compactMap { $0["name"] as String? } == ["rose"])
+        // Leaving the loop ended the subscription: later changes are not pinned.
+        let late = writer.object("Plant")
+        late["name"] = "ivy"
+        late["thirsty"] = true
+        try await late.save()
+        try await Task.sleep(nanoseconds: 500_000_000)
+        #expect(try await watcher.query("Plant").fromLocalDatastore(pinName: "garden").find().count == 1)
     }
 
     /// A pinned object with a change still queued keeps showing it when another device's change to other fields

@@ -12,7 +12,6 @@ import RoostCore
 /// ```
 public final class LiveSubscription: AsyncSequence, @unchecked Sendable {
     public typealias Element = LiveQueryEvent
-    public typealias AsyncIterator = AsyncThrowingStream<LiveQueryEvent, Error>.Iterator
 
     public let query: RoostQuery
     /// Fields whose change sends an `updated` (Parse's `watch`); nil: any field.
@@ -53,7 +52,24 @@ public final class LiveSubscription: AsyncSequence, @unchecked Sendable {
         continuation.onTermination = { [weak self] _ in self?.cancel() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator(), ending: Ending(self)) }
+
+    /// The events, in order; when the loop reading them ends (a `break`, a thrown error), the subscription ends too.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<LiveQueryEvent, Error>.Iterator
+        let ending: Ending
+
+        public mutating func next() async throws -> LiveQueryEvent? { try await base.next() }
+    }
+
+    /// Cancels the subscription when the last copy of its iterator goes away.
+    public final class Ending: Sendable {
+        private weak let subscription: LiveSubscription?
+
+        init(_ subscription: LiveSubscription) { self.subscription = subscription }
+
+        deinit { subscription?.cancel() }
+    }
 
     /// Stops the events (the server is told to unsubscribe). Idempotent.
     public func cancel() {

@@ -722,6 +722,33 @@ async def purged(port):
     print(json.dumps({"purge": after_purge.get("resumed"), "field": after_field.get("resumed"), "other": other.get("resumed")}))
 
 
+async def subscribe_flood(port):
+    """One client sends 2,000 subscribes at once (past the limit of 100) while another subscribes and gets
+    an event: the flooder gets every answer in order, the other client is served meanwhile."""
+    flooder = await live_client(port, max_queue=None)
+    other = await live_client(port)
+    count = 2000
+
+    async def send_all():
+        for request_id in range(1, count + 1):
+            await flooder.send(json.dumps({"op": "subscribe", "requestId": request_id,
+                                           "query": {"className": "Flood", "where": {"n": request_id}}}))
+
+    async def read_all():
+        answers = [json.loads(await flooder.recv()) for _ in range(count)]
+        return [[a["op"], a.get("requestId"), a.get("code")] for a in answers]
+
+    async def other_client():
+        subscribed = await subscribe_since(other, 1, {"className": "Calm", "where": {}})
+        await asyncio.to_thread(rest, port, "POST", "/classes/Calm", {"text": "hello"})
+        event = json.loads(await asyncio.wait_for(other.recv(), 30))
+        return [subscribed["op"], event["op"], event["object"]["text"]]
+
+    _, answers, seen = await asyncio.wait_for(asyncio.gather(send_all(), read_all(), other_client()), 120)
+    expected = [["subscribed", n, None] for n in range(1, 101)] + [["error", n, 155] for n in range(101, count + 1)]
+    print(json.dumps({"answersInOrder": answers == expected, "answered": len(answers), "other": seen}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -746,7 +773,7 @@ def main():
         asyncio.run(restart_after(port, int(sys.argv[3])))
     elif scenario == "query":
         asyncio.run(query_op(port))
-    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged",
+    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged", "subscribe_flood",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
         # Sockets a scenario left open would each wait out the library's 10 s close timeout at exit.

@@ -91,6 +91,14 @@ import Testing
         #expect(result["oversized"] == 1009)
     }
 
+    /// 2,000 subscribes at once from one client (100 allowed): all answered in order (100 subscribed, then 155s),
+    /// while another client subscribes and gets its event.
+    @Test func aFloodOfSubscribesIsAnsweredInOrderAndSparesOtherClients() async throws {
+        let server = try TestServer()
+        let result = try await Probe.run("subscribe_flood", server)
+        #expect(result == ["answersInOrder": true, "answered": 2000, "other": ["subscribed", "create", "hello"]])
+    }
+
     @Test func relationChangesAndUserSignUpUpdateAndDeleteSendEvents() async throws {
         let server = try TestServer(arguments: ["--password-iterations", "1000"])
         let result = try await Probe.run("write_paths", server)

@@ -749,6 +749,29 @@ async def subscribe_flood(port):
     print(json.dumps({"answersInOrder": answers == expected, "answered": len(answers), "other": seen}))
 
 
+async def resume_access(port):
+    """A resume is judged with the subscriber's access: what ann may not read is not replayed, a note that
+    became readable to her replays as an enter (its earlier version only as an identity), keys still apply."""
+    ann = rest(port, "POST", "/users", {"username": "ann", "password": "pw-ann"})
+    bob = rest(port, "POST", "/users", {"username": "bob", "password": "pw-bob"})
+    only_bob = {bob["objectId"]: {"read": True, "write": True}}
+    ws = await live_client(port, ann["sessionToken"])
+    since = (await subscribe_since(ws, 1, {"className": "Note", "where": {}, "keys": ["text"]}))["seq"]
+    await ws.close()
+    rest(port, "POST", "/classes/Note", {"text": "bob's", "secret": 1, "ACL": only_bob}, token=bob["sessionToken"])
+    shared = rest(port, "POST", "/classes/Note", {"text": "later shared", "ACL": only_bob}, token=bob["sessionToken"])["objectId"]
+    rest(port, "POST", "/classes/Note", {"text": "public", "secret": 2})
+    rest(port, "PUT", f"/classes/Note/{shared}", {"ACL": {bob["objectId"]: {"read": True, "write": True},
+                                                       ann["objectId"]: {"read": True}}}, token=bob["sessionToken"])
+    ws = await live_client(port, ann["sessionToken"])
+    resumed = await subscribe_since(ws, 1, {"className": "Note", "where": {}, "keys": ["text"]}, since=since)
+    replayed = await drain(ws, 0.5)
+    await ws.close()
+    print(json.dumps({"resumed": resumed.get("resumed"),
+                      "replayed": [[m["op"], m["object"].get("text"), "secret" in m["object"],
+                                    sorted(m.get("original", {}).keys())] for m in replayed]}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -774,6 +797,7 @@ def main():
     elif scenario == "query":
         asyncio.run(query_op(port))
     elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged", "subscribe_flood",
+                      "resume_access",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
         # Sockets a scenario left open would each wait out the library's 10 s close timeout at exit.

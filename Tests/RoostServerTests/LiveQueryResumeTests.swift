@@ -33,6 +33,15 @@ import Testing
         #expect(result == ["count": 200, "distinct": 200, "reconnects": 5, "exact": true, "ordered": true])
     }
 
+    /// Replayed changes are judged with the subscriber's access, as live ones: bob's private note is not
+    /// replayed to ann; the one he shared with her replays as an enter whose earlier version shows only its identity.
+    @Test func aResumeReplaysOnlyWhatTheSubscriberMayRead() async throws {
+        let server = try TestServer(arguments: ["--password-iterations", "1000"])
+        let result = try await Probe.run("resume_access", server)
+        #expect(result == ["resumed": true, "replayed": [["create", "public", false, []],
+                                                         ["enter", "later shared", false, ["className", "createdAt", "objectId", "updatedAt"]]]])
+    }
+
     @Test func aResumeWorksAcrossARestartAndSeqKeepsGrowing() async throws {
         let first = try TestServer()
         let before = try await Probe.run("restart_before", first)

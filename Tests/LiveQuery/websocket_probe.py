@@ -463,6 +463,8 @@ async def resume(port):
     again = await live_client(port)
     at_head = await subscribe_since(again, 5, {"className": "Note", "where": {}}, since=resumed["seq"])
     at_head_events = await drain(again, 0.5)
+    await ws.close()
+    await again.close()
     print(json.dumps({"ids": [first, second, third], "firstSubscribed": subscribed, "before": [event_line(m) for m in seen_before],
                       "resumed": resumed, "replayed": [event_line(m) for m in replayed], "live": [event_line(m) for m in live],
                       "atHead": at_head, "atHeadEvents": at_head_events}))
@@ -487,6 +489,7 @@ async def restart_after(port, since):
     replayed = await drain(ws, 1.0)
     rest(port, "POST", "/classes/Note", {"text": "three"})
     live = await drain(ws, 1.0)
+    await ws.close()
     print(json.dumps({"resumed": resumed, "replayed": [event_line(m) for m in replayed], "live": [event_line(m) for m in live]}))
 
 
@@ -507,6 +510,7 @@ async def trimmed(port):
     if busy_again.get("resumed") is False:
         await ws.send(json.dumps({"op": "query", "requestId": 1}))
         result = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    await ws.close()
     print(json.dumps({"busy": busy_again, "quiet": quiet_again, "after": after,
                       "result": [o["text"] for o in result["results"]] if result else None}))
 
@@ -537,6 +541,8 @@ async def query_op(port):
     await subscribe_since(anonymous, 1, {"className": "Card", "where": {}})
     await anonymous.send(json.dumps({"op": "query", "requestId": 1}))
     anonymous_result = json.loads(await anonymous.recv())
+    for socket_ in (raw, ws, anonymous):
+        await socket_.close()
     print(json.dumps({"errors": [brief(e) | {"error": e["error"]} for e in errors], "result": result,
                       "anonymous": sorted(o["name"] for o in anonymous_result["results"])}))
 
@@ -568,6 +574,8 @@ async def limits(port):
     except websockets.exceptions.ConnectionClosed as closed:
         code = closed.rcvd.code if closed.rcvd else None
     await fourth.close()
+    for socket_ in (ws, other, third):
+        await socket_.close()
     print(json.dumps({"answers": [brief(a) if a["op"] == "error" else a["op"] for a in answers],
                       "maxError": answers[3].get("error"), "replaced": replaced["op"], "notLive": brief(not_live),
                       "notLiveError": not_live.get("error"), "otherOk": other_ok["op"], "otherEvents": other_events,
@@ -588,6 +596,7 @@ async def write_paths(port):
     rest(port, "DELETE", f"/users/{user['objectId']}", token=user["sessionToken"])
     seen = await drain(ws, 1.0)
     seqs = [m["seq"] for m in seen]
+    await ws.close()
     print(json.dumps({"seen": [[m["op"], m["requestId"], m["object"].get("name") or m["object"].get("username")] for m in seen],
                       "increasing": seqs == sorted(seqs) and len(set(seqs)) == len(seqs),
                       "password": any("password" in m["object"] for m in seen)}))
@@ -644,6 +653,7 @@ async def capped(port):
     too_old = await subscribe_since(ws, 1, {"className": "Busy", "where": {}}, since=start)
     recent = await subscribe_since(ws, 2, {"className": "Busy", "where": {}}, since=start + 1)
     replayed = [event_line(m) for m in await drain(ws, 0.5)]
+    await ws.close()
     print(json.dumps({"start": start, "tooOld": too_old.get("resumed"), "recent": recent.get("resumed"),
                       "replayed": [[r[0], r[1], r[2] - start, r[4]] for r in replayed]}))
 
@@ -688,6 +698,7 @@ async def boundary(port):
                 return
             reconnects += 1
     writer.join()
+    await ws.close()
     print(json.dumps({"count": len(seen), "distinct": len(set(seen)), "reconnects": reconnects,
                       "exact": sorted(seen) == list(range(start + 1, start + total + 1)), "ordered": seen == sorted(seen)}))
 
@@ -707,7 +718,58 @@ async def purged(port):
     after_purge = await subscribe_since(ws, 1, {"className": "Note", "where": {}}, since=note)
     after_field = await subscribe_since(ws, 2, {"className": "Keep", "where": {}}, since=keep)
     other = await subscribe_since(ws, 3, {"className": "Quiet", "where": {}}, since=note)
+    await ws.close()
     print(json.dumps({"purge": after_purge.get("resumed"), "field": after_field.get("resumed"), "other": other.get("resumed")}))
+
+
+async def subscribe_flood(port):
+    """One client sends 2,000 subscribes at once (past the limit of 100) while another subscribes and gets
+    an event: the flooder gets every answer in order, the other client is served meanwhile."""
+    flooder = await live_client(port, max_queue=None)
+    other = await live_client(port)
+    count = 2000
+
+    async def send_all():
+        for request_id in range(1, count + 1):
+            await flooder.send(json.dumps({"op": "subscribe", "requestId": request_id,
+                                           "query": {"className": "Flood", "where": {"n": request_id}}}))
+
+    async def read_all():
+        answers = [json.loads(await flooder.recv()) for _ in range(count)]
+        return [[a["op"], a.get("requestId"), a.get("code")] for a in answers]
+
+    async def other_client():
+        subscribed = await subscribe_since(other, 1, {"className": "Calm", "where": {}})
+        await asyncio.to_thread(rest, port, "POST", "/classes/Calm", {"text": "hello"})
+        event = json.loads(await asyncio.wait_for(other.recv(), 30))
+        return [subscribed["op"], event["op"], event["object"]["text"]]
+
+    _, answers, seen = await asyncio.wait_for(asyncio.gather(send_all(), read_all(), other_client()), 120)
+    expected = [["subscribed", n, None] for n in range(1, 101)] + [["error", n, 155] for n in range(101, count + 1)]
+    print(json.dumps({"answersInOrder": answers == expected, "answered": len(answers), "other": seen}))
+
+
+async def resume_access(port):
+    """A resume is judged with the subscriber's access: what ann may not read is not replayed, a note that
+    became readable to her replays as an enter (its earlier version only as an identity), keys still apply."""
+    ann = rest(port, "POST", "/users", {"username": "ann", "password": "pw-ann"})
+    bob = rest(port, "POST", "/users", {"username": "bob", "password": "pw-bob"})
+    only_bob = {bob["objectId"]: {"read": True, "write": True}}
+    ws = await live_client(port, ann["sessionToken"])
+    since = (await subscribe_since(ws, 1, {"className": "Note", "where": {}, "keys": ["text"]}))["seq"]
+    await ws.close()
+    rest(port, "POST", "/classes/Note", {"text": "bob's", "secret": 1, "ACL": only_bob}, token=bob["sessionToken"])
+    shared = rest(port, "POST", "/classes/Note", {"text": "later shared", "ACL": only_bob}, token=bob["sessionToken"])["objectId"]
+    rest(port, "POST", "/classes/Note", {"text": "public", "secret": 2})
+    rest(port, "PUT", f"/classes/Note/{shared}", {"ACL": {bob["objectId"]: {"read": True, "write": True},
+                                                       ann["objectId"]: {"read": True}}}, token=bob["sessionToken"])
+    ws = await live_client(port, ann["sessionToken"])
+    resumed = await subscribe_since(ws, 1, {"className": "Note", "where": {}, "keys": ["text"]}, since=since)
+    replayed = await drain(ws, 0.5)
+    await ws.close()
+    print(json.dumps({"resumed": resumed.get("resumed"),
+                      "replayed": [[m["op"], m["object"].get("text"), "secret" in m["object"],
+                                    sorted(m.get("original", {}).keys())] for m in replayed]}))
 
 
 def main():
@@ -734,9 +796,13 @@ def main():
         asyncio.run(restart_after(port, int(sys.argv[3])))
     elif scenario == "query":
         asyncio.run(query_op(port))
-    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged",
+    elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged", "subscribe_flood",
+                      "resume_access",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
+        # Sockets a scenario left open would each wait out the library's 10 s close timeout at exit.
+        sys.stdout.flush()
+        os._exit(0)
     elif scenario == "closing":
         closing(port)
     elif scenario == "silent":

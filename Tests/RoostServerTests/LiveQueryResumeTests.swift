@@ -33,6 +33,15 @@ import Testing
         #expect(result == ["count": 200, "distinct": 200, "reconnects": 5, "exact": true, "ordered": true])
     }
 
+    /// Replayed changes are judged with the subscriber's access, as live ones: bob's private note is not
+    /// replayed to ann; the one he shared with her replays as an enter whose earlier version shows only its identity.
+    @Test func aResumeReplaysOnlyWhatTheSubscriberMayRead() async throws {
+        let server = try TestServer(arguments: ["--password-iterations", "1000"])
+        let result = try await Probe.run("resume_access", server)
+        #expect(result == ["resumed": true, "replayed": [["create", "public", false, []],
+                                                         ["enter", "later shared", false, ["className", "createdAt", "objectId", "updatedAt"]]]])
+    }
+
     @Test func aResumeWorksAcrossARestartAndSeqKeepsGrowing() async throws {
         let first = try TestServer()
         let before = try await Probe.run("restart_before", first)
@@ -89,6 +98,14 @@ import Testing
         #expect(events.count == 1 && events.first?.first == "create" && events.first?.last == "shown", "\(events)")
         #expect(result["refused"] == 429, "a fifth socket from one address is refused")
         #expect(result["oversized"] == 1009)
+    }
+
+    /// 2,000 subscribes at once from one client (100 allowed): all answered in order (100 subscribed, then 155s),
+    /// while another client subscribes and gets its event.
+    @Test func aFloodOfSubscribesIsAnsweredInOrderAndSparesOtherClients() async throws {
+        let server = try TestServer()
+        let result = try await Probe.run("subscribe_flood", server)
+        #expect(result == ["answersInOrder": true, "answered": 2000, "other": ["subscribed", "create", "hello"]])
     }
 
     @Test func relationChangesAndUserSignUpUpdateAndDeleteSendEvents() async throws {

@@ -5,7 +5,7 @@ import Synchronization
 /// Parse's LiveQuery protocol over the `WebSocketHub` (parse-server's `ParseLiveQueryServer`): `connect`,
 /// `subscribe`, `update`, `unsubscribe` and `query`, answered with `connected`, `subscribed`, `unsubscribed`,
 /// `result` or `error` (codes 1–4 as Parse uses them; 209 with `reconnect: false` for a bad session token).
-/// Roost's resume (`LIVEQUERY-RESUME.md`): every event carries its change's `seq`; a `subscribe` with `since`
+/// Roost's resume (README, "LiveQuery protocol"): every event carries its change's `seq`; a `subscribe` with `since`
 /// first gets the events it missed from the change log (`LiveQueryServer+Events.swift`).
 ///
 /// Every message is handled on one worker thread, in the order the hub received them: a client's

@@ -45,3 +45,17 @@ for try await answer in client.query("Todo").cachePolicy(.cacheThenNetwork).resu
     print(answer.source, answer.changed ?? false, answer.objects.count)   // the cache at once, then the network
 }
 try todo.pin(name: "todos")       // query it offline with .fromLocalDatastore(pinName: "todos")
+
+let live = client.query("Todo").whereKey("done", equalTo: false).subscribe()
+Task {
+    for try await event in live {                 // subscribed, created, entered, updated, left, deleted, refreshed
+        print(event.kind, event.object?["title"] as String? ?? "", event.previous?["title"] as String? ?? "")
+    }
+}
+let observer = NotificationCenter.default.addObserver(forName: RoostClient.dataDidChangeNotification, object: client,
+                                                      queue: nil) { _ in print("the query cache and pinned objects changed") }
+client.subscribe(client.query(TodoItem.self), watch: ["done"]) { result in   // the callback form, for plain programs
+    if case .success(let event) = result, let item = try? event.object(as: TodoItem.self) { print(item.title, item.done) }
+}
+live.cancel()
+NotificationCenter.default.removeObserver(observer)

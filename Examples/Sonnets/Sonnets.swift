@@ -3,6 +3,7 @@
 //   sonnets import     loads Shakespeare's 154 sonnets (public domain) into the server
 //   sonnets list       the first line of each, from the cache at once, then refreshed from the server
 //   sonnets show <n>   one sonnet, from the server (the cached copy when it cannot be reached)
+//   sonnets follow <n> one sonnet, shown again the moment it is corrected on the server (LiveQuery)
 import ArgumentParser
 import Foundation
 import Roost
@@ -19,7 +20,7 @@ struct Sonnets: AsyncParsableCommand {
               ROOST_STORAGE_DIR  the cache (default $XDG_DATA_HOME/roost/sonnets)
             """,
         version: "sonnets 0.1.0",
-        subcommands: [Import.self, List.self, Show.self],
+        subcommands: [Import.self, List.self, Show.self, Follow.self],
         defaultSubcommand: List.self)
 }
 
@@ -149,6 +150,52 @@ struct Show: AsyncParsableCommand {
     }
 }
 
+struct Follow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a sonnet, then show it again the moment it is corrected on the server (Ctrl-C to stop).")
+    @Argument(help: "Its number, 1 to 154.") var number: Int
+    @Option(help: "Stop after this many corrections (for scripts).") var count: Int?
+
+    func run() async throws {
+        let client = makeClient()
+        let query = client.query("Sonnet").whereKey("number", equalTo: number)
+        var corrections = 0
+        var shown = false
+        for try await event in query.subscribe() {
+            switch event.kind {
+            case .subscribed where !shown || event.resumed == nil:
+                // Live first, then read: a correction made in between is not lost, at worst shown twice. (Without
+                // `resumed`, the server could not say what was missed while disconnected: read it again.)
+                guard let sonnet = try await query.cachePolicy(.networkElseCache).first() else {
+                    fail("There is no sonnet \(number) on the server (`sonnets import` loads them).")
+                }
+                show(sonnet, heading: shown ? "Reconnected; as the server has it now:" : "Sonnet \(number) (following corrections; Ctrl-C to stop)")
+                shown = true
+            case .subscribed:
+                say("(reconnected)")
+            case .created, .entered, .updated:
+                guard let sonnet = event.object else { continue }
+                show(sonnet, heading: "Corrected at \(formatted(sonnet.updatedAt)):")
+                corrections += 1
+            case .refreshed:
+                guard let sonnet = event.objects.first else { continue }
+                show(sonnet, heading: "Reconnected; as the server has it now (\(formatted(sonnet.updatedAt))):")
+                corrections += 1
+            case .left, .deleted:
+                say("Sonnet \(number) was removed from the server.")
+                corrections += 1
+            }
+            if let count, corrections >= count { break }
+        }
+    }
+
+    private func show(_ sonnet: RoostObject, heading: String) {
+        say(heading + "\n")
+        for line in (sonnet["lines"] as [String]?) ?? [] { say(line) }
+        say("")
+    }
+}
+
 /// The client, or an exit with `sonnets: <why>` (a bad URL; a damaged, read-only or full storage
 /// directory): a plain message, never a trap. An empty `ROOST_SERVER_URL` means the default.
 func makeClient() -> RoostClient {
@@ -191,3 +238,9 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
+
+
+/// Prints a line at once (`print` is block-buffered into a pipe: a live line would wait there).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

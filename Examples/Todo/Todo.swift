@@ -22,7 +22,7 @@ struct Todo: AsyncParsableCommand {
               ROOST_STORAGE_DIR  this device's state (default $XDG_DATA_HOME/roost/todo)
             """,
         version: "todo 0.1.0",
-        subcommands: [Add.self, List.self, Done.self, Remove.self, Sync.self, WhoAmI.self, SignUp.self, LogIn.self, LogOut.self],
+        subcommands: [Add.self, List.self, Done.self, Remove.self, Watch.self, Sync.self, WhoAmI.self, SignUp.self, LogIn.self, LogOut.self],
         defaultSubcommand: List.self)
 }
 

@@ -96,3 +96,9 @@ func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
     exit(1)
 }
+
+
+/// Prints a line at once (`print` is block-buffered into a pipe: a live line would wait there).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -20,6 +20,7 @@ public final class RoostServer: @unchecked Sendable {
     private var http: HTTPServer?
     private var liveQuery: LiveQueryServer?
     private var pruner: IdempotencyPruner?
+    private var changeLogTrimmer: ChangeLogTrimmer?
     private let requestCounter = RequestCounter()
     private let faults: FaultInjection
     private var writeBatcher: WriteBatcher!
@@ -61,13 +62,23 @@ public final class RoostServer: @unchecked Sendable {
     /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
     public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
         liveQuery = try LiveQueryServer(
-            settings: .init(applicationId: config.applicationId, masterKey: config.masterKey, masterKeyIPs: config.masterKeyIPs),
+            settings: .init(applicationId: config.applicationId, masterKey: config.masterKey, masterKeyIPs: config.masterKeyIPs,
+                            classes: config.liveQueryClasses, logsChanges: config.liveQueryReplayEvents > 0,
+                            maxSubscriptionsPerClient: config.liveQueryMaxSubscriptions,
+                            maxConnectionsPerAddress: config.liveQueryMaxConnectionsPerIP),
             socketSettings: .init(maxMessageBytes: config.webSocketMaxMessageBytes,
-                                  pingIntervalMilliseconds: config.webSocketPingMilliseconds),
-            matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger),
+                                  pingIntervalMilliseconds: config.webSocketPingMilliseconds,
+                                  closeTimeoutMilliseconds: config.webSocketCloseTimeoutMilliseconds),
+            matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger), storage: storage,
             authenticate: { [unowned self] token in try authenticate(token) })
         let live = liveQuery!
-        storage.observeCommits(recording: { live.isLive($0) }, onCommit: { live.publish($0) })
+        let head = try storage.observeCommits(logging: config.liveQueryReplayEvents > 0, records: { live.records($0) },
+                                              onCommit: { live.publish($0) })
+        live.begin(at: head)
+        if config.liveQueryReplayEvents > 0 {
+            changeLogTrimmer = ChangeLogTrimmer(storage: storage, windowSeconds: config.liveQueryReplayWindowSeconds,
+                                                maxChanges: config.liveQueryReplayEvents)
+        }
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
             maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers
@@ -86,6 +97,7 @@ public final class RoostServer: @unchecked Sendable {
         writeBatcher.stop()
         passwordWorkers.stop()
         pruner?.stop()
+        changeLogTrimmer?.stop()
         do {
             try storage.close()
         } catch let error as SQLiteError where error.code & 0xff == 13 {  // SQLITE_FULL
@@ -238,6 +250,10 @@ public final class RoostServer: @unchecked Sendable {
     /// Switches a LiveQuery client to WebSocket (Parse-Swift keeps the server URL's path; other clients use `/`).
     private func liveQueryUpgrade(_ request: HTTPRequest) -> HTTPResponse {
         guard let liveQuery else { return HTTPResponse(status: 503) }
+        guard liveQuery.acceptsConnection(from: request.clientAddress) else {
+            return HTTPResponse(status: 429, headers: [("Content-Type", "text/plain"), ("Retry-After", "1")],
+                                body: Array("Too many LiveQuery connections from this address (--live-query-max-connections-per-ip)".utf8))
+        }
         do {
             let accept = try WebSocketHandshake.accept(method: request.method, headers: request.headers)
             var response = HTTPResponse(status: 101, headers: [

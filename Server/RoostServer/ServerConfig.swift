@@ -58,6 +58,20 @@ public struct ServerConfig: Sendable {
     public var webSocketPingMilliseconds = 10_000
     /// The largest LiveQuery message (all its fragments); a larger one closes the socket with 1009.
     public var webSocketMaxMessageBytes = 64 * 1024
+    /// The classes whose changes LiveQuery logs and publishes (nil: all); subscribing to another is refused (119).
+    public var liveQueryClasses: Set<String>?
+    /// How long the LiveQuery change log keeps a change for clients that resume (seconds).
+    public var liveQueryReplayWindowSeconds = 600
+    /// The most changes the LiveQuery change log keeps. 0 turns the log off, for benchmarks only
+    /// (`ROOST_TEST_NO_CHANGE_LOG`): every resume answers `resumed: false`, and `seq` restarts with the process.
+    public var liveQueryReplayEvents = 100_000
+    /// Subscriptions one LiveQuery client may hold at once (more are refused with 155).
+    public var liveQueryMaxSubscriptions = 100
+    /// Open LiveQuery sockets from one client address; more upgrades are refused with 429 (0: no limit).
+    public var liveQueryMaxConnectionsPerIP = 100
+    /// How long a LiveQuery socket that is closing may take to read its last frames before it is dropped.
+    /// Test-only override: `ROOST_TEST_CLOSE_TIMEOUT_MS`.
+    public var webSocketCloseTimeoutMilliseconds = 5_000
 
     public init() {}
 }

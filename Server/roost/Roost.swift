@@ -65,6 +65,18 @@ struct Serve: ParsableCommand {
     var queryTimeout: String?
     @Option(help: "Comma-separated file extensions clients may upload: * or regular expressions (env ROOST_FILE_EXTENSIONS, default all but HTML, SVG and XML).")
     var fileExtensions: String?
+    @Option(help: "Comma-separated classes whose changes LiveQuery logs and sends, empty for none; subscribing to another is refused (env ROOST_LIVE_QUERY_CLASSES, default all).")
+    var liveQueryClasses: String?
+    @Option(help: "Seconds LiveQuery keeps changes for clients that resume after a disconnect (env ROOST_LIVE_QUERY_REPLAY_WINDOW, default 600).")
+    var liveQueryReplayWindow: Int?
+    @Option(help: "Most changes LiveQuery keeps for resuming clients (env ROOST_LIVE_QUERY_REPLAY_EVENTS, default 100000).")
+    var liveQueryReplayEvents: Int?
+    @Option(help: "Subscriptions one LiveQuery client may hold (env ROOST_LIVE_QUERY_MAX_SUBSCRIPTIONS, default 100).")
+    var liveQueryMaxSubscriptions: Int?
+    @Option(help: "Open LiveQuery sockets per client address; more upgrades get 429; 0 for no limit (env ROOST_LIVE_QUERY_MAX_CONNECTIONS_PER_IP, default 100).")
+    var liveQueryMaxConnectionsPerIp: Int?
+    @Option(help: "Largest LiveQuery message in bytes; a larger one closes the socket with 1009 (env ROOST_LIVE_QUERY_MAX_MESSAGE, default 65536).")
+    var liveQueryMaxMessage: Int?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
 
@@ -121,6 +133,24 @@ struct Serve: ParsableCommand {
         if let value = settings.string(fileExtensions, "file-extensions") {
             config.fileExtensions = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        if let value = settings.string(liveQueryClasses, "live-query-classes") {
+            config.liveQueryClasses = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        if let value = try settings.integer(liveQueryReplayWindow, "live-query-replay-window", in: positive) {
+            config.liveQueryReplayWindowSeconds = value
+        }
+        if let value = try settings.integer(liveQueryReplayEvents, "live-query-replay-events", in: 1...100_000_000) {
+            config.liveQueryReplayEvents = value
+        }
+        if let value = try settings.integer(liveQueryMaxSubscriptions, "live-query-max-subscriptions", in: positive) {
+            config.liveQueryMaxSubscriptions = value
+        }
+        if let value = try settings.integer(liveQueryMaxConnectionsPerIp, "live-query-max-connections-per-ip", in: 0...Int.max) {
+            config.liveQueryMaxConnectionsPerIP = value
+        }
+        if let value = try settings.integer(liveQueryMaxMessage, "live-query-max-message", in: 1024...(64 * 1024 * 1024)) {
+            config.webSocketMaxMessageBytes = value
+        }
         let level = try settings.converted(logLevel, "log-level", expected: "trace, debug, info, notice, warning, error or critical") {
             Logger.Level(rawValue: $0)
         } ?? .info
@@ -131,6 +161,12 @@ struct Serve: ParsableCommand {
         }
         if let value = environment["ROOST_TEST_PING_INTERVAL_MS"] {  // Test-only: LiveQuery pings sooner than every 10 s.
             config.webSocketPingMilliseconds = max(100, try parse(value, "ROOST_TEST_PING_INTERVAL_MS", Int.init))
+        }
+        if environment["ROOST_TEST_NO_CHANGE_LOG"] == "1" {  // Benchmarks only: the change log's cost, measured. See ServerConfig.
+            config.liveQueryReplayEvents = 0
+        }
+        if let value = environment["ROOST_TEST_CLOSE_TIMEOUT_MS"] {  // Test-only: a closing LiveQuery socket is dropped sooner.
+            config.webSocketCloseTimeoutMilliseconds = max(100, try parse(value, "ROOST_TEST_CLOSE_TIMEOUT_MS", Int.init))
         }
         if let value = environment["ROOST_TEST_DROP_REPLIES"] {  // Test-only fault injection; see ServerConfig.
             config.dropEveryNthIdempotentReply = max(0, try parse(value, "ROOST_TEST_DROP_REPLIES", Int.init))

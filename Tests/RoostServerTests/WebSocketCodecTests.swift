@@ -128,11 +128,22 @@ import Testing
         let subscribe = try LiveQueryRequest.parse(["op": "subscribe", "requestId": 1,
                                                     "query": ["className": "A", "where": ["n": 1], "fields": ["n"]]])
         #expect(subscribe == .subscribe(.init(requestId: 1, className: "A", whereClause: ["n": 1], keys: ["n"])))
+        // Roost's `since` (resume), and parse-server's newer `query` op.
+        let resume = try LiveQueryRequest.parse(["op": "update", "requestId": 2, "since": 41, "query": ["className": "A", "where": [:]]])
+        #expect(resume == .update(.init(requestId: 2, className: "A", whereClause: [:], since: 41)))
+        #expect(try LiveQueryRequest.parse(["op": "query", "requestId": 3]) == .query(requestId: 3))
         let failures: [(JSON, String)] = [
             ([], "Invalid type: array (expected object)"),
             (["requestId": 1], "Missing required property: op"),
             (["op": 1], "Invalid type: integer (expected string)"),
-            (["op": "query"], "No enum match for: \"query\""),
+            (["op": "query"], "Missing required property: requestId"),
+            (["op": "query", "requestId": 1, "since": 2], "Additional properties not allowed"),
+            (["op": "fetch"], "No enum match for: \"fetch\""),
+            (["op": "subscribe", "requestId": 1, "since": -1, "query": ["className": "A", "where": [:]]], "Value -1 is less than minimum 0"),
+            (["op": "subscribe", "requestId": 1, "since": 1.5, "query": ["className": "A", "where": [:]]],
+             "Invalid type: number (expected integer)"),
+            (["op": "subscribe", "requestId": 1, "since": "4", "query": ["className": "A", "where": [:]]],
+             "Invalid type: string (expected number)"),
             (["op": "connect"], "Missing required property: applicationId"),
             (["op": "connect", "applicationId": "a", "user": "x"], "Additional properties not allowed"),
             (["op": "connect", "applicationId": 5], "Invalid type: integer (expected string)"),

@@ -14,11 +14,21 @@ import Testing
     struct Device {
         let server: ServerProcess
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("roost-example-\(UUID().uuidString)").path
+        /// Where it reaches the server (through a relay that can cut its network), when not directly.
+        var serverURL: URL?
+
+        init(server: ServerProcess, serverURL: URL? = nil) {
+            self.server = server
+            self.serverURL = serverURL
+        }
+
+        var environment: [String: String] {
+            ["ROOST_SERVER_URL": (serverURL ?? server.url).absoluteString, "ROOST_APP_ID": ServerProcess.applicationId,
+             "ROOST_STORAGE_DIR": storage]
+        }
 
         func run(_ program: String, _ arguments: String..., input: String = "") throws -> (status: Int32, output: String) {
-            try ChildProcess.run(try ExampleTests.program(program), arguments, environment: [
-                "ROOST_SERVER_URL": server.url.absoluteString, "ROOST_APP_ID": ServerProcess.applicationId, "ROOST_STORAGE_DIR": storage,
-            ], input: input)
+            try ChildProcess.run(try ExampleTests.program(program), arguments, environment: environment, input: input)
         }
     }
 

@@ -42,7 +42,7 @@ import Testing
 
     @Test func theSwiftBlocksAreTheCompiledSnippetFile() throws {
         let code = try ReadmeTests.blocks("swift").filter { !$0.hasPrefix("// swift-tools-version") }
-        #expect(code.count == 3)
+        #expect(code.count == 4)
         #expect(code.joined(separator: "\n") == (try ReadmeTests.file("Examples/ReadmeSnippets/main.swift")))
         // That file is the `readme-snippets` target, which this test target depends on: it compiled.
         #expect(try ReadmeTests.file("Package.swift").contains(#".executableTarget(name: "readme-snippets", dependencies: ["Roost"], path: "Examples/ReadmeSnippets")"#))

@@ -70,7 +70,26 @@ public final class RoostClient: @unchecked Sendable {
         if eventually.store.pendingCount > 0 { eventually.signal() }
     }
 
-    deinit { eventually?.shutdown() }
+    deinit {
+        liveQueryStorage?.stop()
+        eventually?.shutdown()
+    }
+
+    private var liveQueryStorage: LiveQueryConnection?
+    /// The LiveQuery socket shared by this client's subscriptions (made on first use).
+    var liveQuery: LiveQueryConnection {
+        lock.withLock {
+            if let connection = liveQueryStorage { return connection }
+            let connection = LiveQueryConnection(client: self)
+            liveQueryStorage = connection
+            return connection
+        }
+    }
+
+    /// Live subscriptions follow the current user's session: called wherever it may have changed.
+    func sessionDidChange() {
+        lock.withLock { liveQueryStorage }?.sessionMayHaveChanged()
+    }
 
     private static let sharedLock = NSLock()
     nonisolated(unsafe) private static var sharedClient: RoostClient?
@@ -127,5 +146,6 @@ public final class RoostClient: @unchecked Sendable {
             loadedCurrentUser = true
         }
         userStore.delete()
+        sessionDidChange()
     }
 }

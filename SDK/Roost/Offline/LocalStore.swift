@@ -10,9 +10,9 @@ import RoostCore
 final class LocalStore: Sendable {
     static let fileName = "local.sqlite"
     /// The query cache.
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The queue's file, which holds the pins.
-    private let pins: DatabasePool
+    let pins: DatabasePool
 
     /// - Parameter pins: the queue's database (`EventuallyStore.database`).
     init(directory: URL, pins: DatabasePool) throws {
@@ -27,6 +27,10 @@ final class LocalStore: Sendable {
                 );
                 CREATE INDEX pin_object ON pin (className, objectKey);
                 """)
+        }
+        migrator.registerMigration("v2 live query resume points") { db in
+            // Per live subscription (its query, watch list and user): the last change log `seq` processed.
+            try db.execute(sql: "CREATE TABLE liveQuery (key TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL)")
         }
         pool = try StoreFile.open(directory.appendingPathComponent(Self.fileName), configuration: StoreFile.configuration(),
                                   migrator: migrator, damage: .rebuild)

@@ -124,6 +124,7 @@ extension RoostClient {
             loadedCurrentUser = true
         }
         userStore.delete()
+        sessionDidChange()
         if let token { _ = try await transport.send("POST", "logout", sessionToken: token) }
     }
 
@@ -173,6 +174,7 @@ extension RoostClient {
 
     private func persist(_ user: RoostUser) {
         try? userStore.save(user.record)
+        sessionDidChange()  // A log-in, sign-up (conversion) or new token: live subscriptions reconnect with it.
     }
 }
 

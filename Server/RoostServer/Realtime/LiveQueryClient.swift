@@ -12,11 +12,14 @@ final class LiveQueryClient {
         let keys: [String]?
         let watch: [String]?
         let user: AuthenticatedUser?
+        /// The last change `seq` this subscription has been sent or replayed (or skipped as before it began):
+        /// live changes up to it are not sent again.
+        var deliveredThrough: Int64 = 0
 
         /// The same subscription reading as `user` (the session's user and roles as they are now).
         func reading(as user: AuthenticatedUser) -> Subscription {
             Subscription(requestId: requestId, className: className, whereClause: whereClause, constraint: constraint, keys: keys,
-                         watch: watch, user: user)
+                         watch: watch, user: user, deliveredThrough: deliveredThrough)
         }
     }
 

@@ -50,6 +50,21 @@ struct LiveQueryMatcher {
         }
     }
 
+    /// The objects the subscription matches now, as its REST find would return them (`where`, CLP, ACL),
+    /// at most `limit` of them, oldest first (the `query` op).
+    /// - Throws: `ParseError` when the subscription's permissions no longer hold.
+    func results(_ subscription: LiveQueryClient.Subscription, isMaster: Bool, limit: Int) throws -> [StoredObject] {
+        let context = context(isMaster: isMaster, user: subscription.user)
+        let rows = try storage.read { db -> [StoredRow] in
+            guard let schema = try SchemaStore.load(subscription.className, in: db) else { return [] }
+            let condition = try condition(for: subscription, schema: schema, context: context, in: db)
+            return try db.fetchRows(
+                "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE \(condition.sql) ORDER BY createdAt, objectId LIMIT ?",
+                condition.arguments + [.integer(Int64(limit))], cacheable: false).map { StoredRow($0, className: subscription.className) }
+        }
+        return try rows.map { try $0.decoded() }
+    }
+
     /// Whether the subscriber may read `object` at all (its ACL and the class's permissions), whatever the `where`.
     func mayRead(_ object: StoredObject, _ subscription: LiveQueryClient.Subscription, isMaster: Bool) throws -> Bool {
         let anything = LiveQueryClient.Subscription(

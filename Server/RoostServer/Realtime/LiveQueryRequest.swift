@@ -21,6 +21,8 @@ enum LiveQueryRequest: Equatable {
         var keys: [String]?
         var watch: [String]?
         var sessionToken: String?
+        /// Roost's resume: the last change `seq` the client has processed for this subscription.
+        var since: Int64? = nil
     }
 
     case connect(Connect)
@@ -28,6 +30,8 @@ enum LiveQueryRequest: Equatable {
     /// An `update`: the subscription `requestId` is replaced (parse-server: a silent unsubscribe, then a subscribe).
     case update(Subscribe)
     case unsubscribe(requestId: Double)
+    /// parse-server's newer `query` op: the subscription's current matches, answered by `result`.
+    case query(requestId: Double)
 
     /// tv4's message for the first rule the message breaks.
     struct SchemaError: Error, Equatable {
@@ -51,12 +55,15 @@ enum LiveQueryRequest: Equatable {
                 restAPIKey: try string("restAPIKey", in: members), sessionToken: try string("sessionToken", in: members),
                 installationId: try string("installationId", in: members)))
         case "subscribe", "update":
-            try requireOnly(["op", "requestId", "query", "sessionToken"], required: ["op", "requestId", "query"], in: members)
+            try requireOnly(["op", "requestId", "query", "sessionToken", "since"], required: ["op", "requestId", "query"], in: members)
             let subscribe = try subscription(members)
             return op == "subscribe" ? .subscribe(subscribe) : .update(subscribe)
         case "unsubscribe":
             try requireOnly(["op", "requestId"], required: ["op", "requestId"], in: members)
             return .unsubscribe(requestId: try number("requestId", in: members)!)
+        case "query":
+            try requireOnly(["op", "requestId"], required: ["op", "requestId"], in: members)
+            return .query(requestId: try number("requestId", in: members)!)
         default:
             throw SchemaError(message: "No enum match for: \(opValue.jsonText)")
         }
@@ -75,7 +82,16 @@ enum LiveQueryRequest: Equatable {
         guard case .object(let whereClause) = whereValue else { throw invalidType(whereValue, expected: "object") }
         return Subscribe(requestId: requestId, className: className, whereClause: whereClause,
                          keys: try uniqueStrings("keys", in: query), watch: try uniqueStrings("watch", in: query),
-                         sessionToken: sessionToken)
+                         sessionToken: sessionToken, since: try since(members))
+    }
+
+    /// `since`: a whole number from 0 (a `seq` the server gave).
+    private static func since(_ members: [String: JSON]) throws(SchemaError) -> Int64? {
+        guard let value = try number("since", in: members) else { return nil }
+        guard value.rounded() == value else { throw invalidType(.number(value), expected: "integer") }
+        guard value >= 0 else { throw SchemaError(message: "Value \(LiveQueryServer.number(value)) is less than minimum 0") }
+        guard value < 9_007_199_254_740_992 else { throw SchemaError(message: "Value \(LiveQueryServer.number(value)) is greater than maximum 9007199254740991") }
+        return Int64(value)
     }
 
     /// tv4 checks `required` before `additionalProperties`.

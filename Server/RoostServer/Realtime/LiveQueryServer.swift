@@ -3,8 +3,10 @@ import RoostCore
 import Synchronization
 
 /// Parse's LiveQuery protocol over the `WebSocketHub` (parse-server's `ParseLiveQueryServer`): `connect`,
-/// `subscribe`, `update` and `unsubscribe`, answered with `connected`, `subscribed`, `unsubscribed` or
-/// `error` (codes 1–4 as Parse uses them; 209 with `reconnect: false` for a bad session token).
+/// `subscribe`, `update`, `unsubscribe` and `query`, answered with `connected`, `subscribed`, `unsubscribed`,
+/// `result` or `error` (codes 1–4 as Parse uses them; 209 with `reconnect: false` for a bad session token).
+/// Roost's resume (README, "LiveQuery protocol"): every event carries its change's `seq`; a `subscribe` with `since`
+/// first gets the events it missed from the change log (`LiveQueryServer+Events.swift`).
 ///
 /// Every message is handled on one worker thread, in the order the hub received them: a client's
 /// messages are answered in order, and reading a session never holds up the sockets' thread.
@@ -17,36 +19,78 @@ final class LiveQueryServer: @unchecked Sendable {
         var applicationId: String
         var masterKey: String
         var masterKeyIPs: [AddressRange]
+        /// The live classes (nil: all); subscribing to another is refused with 119.
+        var classes: Set<String>? = nil
+        /// Whether changes are kept in the change log (resume); without it every resume answers `resumed: false`.
+        var logsChanges = true
+        var maxSubscriptionsPerClient = 100
+        /// Open sockets per client address (0: no limit).
+        var maxConnectionsPerAddress = 100
+        /// The most changes one resume replays, and the most bytes of events it queues; past either the
+        /// client is told `resumed: false` (it refreshes with `query`), so a resume never overflows its socket.
+        var maxReplayChanges = 10_000
+        var maxReplayBytes = 2 * 1024 * 1024
+        /// The most objects a `result` carries.
+        var maxResults = 1_000
     }
 
     let settings: Settings
-    private let authenticate: (String) throws -> AuthenticatedUser
-    private let matcher: LiveQueryMatcher
-    /// Subscriptions per class, read by the writer (`isLive`) to record only the changes someone will match.
-    private let liveClasses = Mutex<[String: Int]>([:])
+    let authenticate: (String) throws -> AuthenticatedUser
+    let matcher: LiveQueryMatcher
+    let storage: Storage
+    /// Subscriptions per class, and the `seq` of the last change committed (the head). Kept under one lock:
+    /// the writer, after a commit, moves the head and hands the worker only the changes of subscribed classes
+    /// (no wake-up for the others); a new subscription counts itself and reads the head in one step. So every
+    /// change is either at most that head (committed: a resume reads it from the log) or handed to the worker
+    /// after the subscription counts (delivered live). Without the change log, the writer records only the
+    /// changes of subscribed classes (`records`).
+    struct LiveState {
+        var subscriptions: [String: Int] = [:]
+        var head: Int64 = 0
+    }
+    let live = Mutex(LiveState())
     private let worker = WorkerThreads(name: "roost-livequery")
     private var hub: WebSocketHub!
     /// The worker thread's own.
-    private var clients: [UInt64: LiveQueryClient] = [:]
-    /// Where each socket connected from (set on the connection's HTTP thread, read by the worker).
+    var clients: [UInt64: LiveQueryClient] = [:]
+    /// Where each socket connected from, and how many are open per address (set on the connection's HTTP
+    /// thread, read by the worker).
     private let addresses = NSLock()
     private var clientAddresses: [UInt64: String] = [:]
+    private var openPerAddress: [String: Int] = [:]
 
     /// - Parameter authenticate: a session token's user, as the REST API finds it (throws 209 otherwise).
-    init(settings: Settings, socketSettings: WebSocketHub.Settings, matcher: LiveQueryMatcher,
+    init(settings: Settings, socketSettings: WebSocketHub.Settings, matcher: LiveQueryMatcher, storage: Storage,
          authenticate: @escaping (String) throws -> AuthenticatedUser) throws {
         self.settings = settings
         self.authenticate = authenticate
         self.matcher = matcher
+        self.storage = storage
         hub = try WebSocketHub(settings: socketSettings, receive: { [unowned self] id, text in
             worker.submit {
                 self.handle(text, from: id)
                 self.hub.handled(id)
             }
         }, closed: { [unowned self] id in
-            addresses.withLock { _ = clientAddresses.removeValue(forKey: id) }
+            addresses.withLock {
+                if let address = clientAddresses.removeValue(forKey: id) {
+                    let left = openPerAddress[address, default: 1] - 1
+                    openPerAddress[address] = left > 0 ? left : nil
+                }
+            }
             worker.submit { self.clients.removeValue(forKey: id).map { self.forget($0.subscriptions.values) } }
         })
+    }
+
+    /// Sets the change log's head before any change is published.
+    func begin(at head: Int64) {
+        live.withLock { $0.head = head }
+    }
+
+    /// Whether another socket from `clientAddress` may open (`maxConnectionsPerAddress`).
+    func acceptsConnection(from clientAddress: String) -> Bool {
+        settings.maxConnectionsPerAddress == 0
+            || addresses.withLock { openPerAddress[clientAddress, default: 0] } < settings.maxConnectionsPerAddress
     }
 
     /// Open WebSocket connections.
@@ -57,18 +101,28 @@ final class LiveQueryServer: @unchecked Sendable {
         // Recorded before the hub can read a message from it.
         addresses.lock()
         defer { addresses.unlock() }
-        if let id = hub.adopt(connection) { clientAddresses[id] = clientAddress }
+        if let id = hub.adopt(connection) {
+            clientAddresses[id] = clientAddress
+            openPerAddress[clientAddress, default: 0] += 1
+        }
     }
 
-    /// Whether anyone subscribes to `className` (called by the writer for every object write).
-    func isLive(_ className: String) -> Bool {
-        liveClasses.withLock { $0[className] != nil }
+    /// Whether the writer records `className`'s writes (called for every object write): with the change log,
+    /// every live class's; without, only those of classes someone subscribes to.
+    func records(_ className: String) -> Bool {
+        guard settings.classes?.contains(className) ?? true else { return false }
+        return settings.logsChanges || live.withLock { $0.subscriptions[className] != nil }
     }
 
-    /// Sends the events of one commit's changes (called on the writer's thread, in commit order).
+    /// Sends the events of one commit's changes (called on the writer's thread, in commit order, `seq` order within).
     func publish(_ changes: [ObjectChange]) {
+        let subscribed = live.withLock { state -> [ObjectChange] in
+            state.head = max(state.head, changes.last?.seq ?? 0)
+            return changes.filter { state.subscriptions[$0.className] != nil }
+        }
+        guard !subscribed.isEmpty else { return }
         worker.submit { [self] in
-            for change in changes { deliver(change) }
+            for change in subscribed { deliver(change) }
         }
     }
 
@@ -97,6 +151,7 @@ final class LiveQueryServer: @unchecked Sendable {
             handleUnsubscribe(subscribe.requestId, from: id, notify: false)
             handleSubscribe(subscribe, from: id)
         case .unsubscribe(let requestId): handleUnsubscribe(requestId, from: id, notify: true)
+        case .query(let requestId): handleQuery(requestId, from: id)
         }
     }
 
@@ -142,14 +197,34 @@ final class LiveQueryServer: @unchecked Sendable {
                     throw ParseError(.invalidSessionToken, "Invalid session token")
                 }
             }
+            guard settings.classes?.contains(subscribe.className) ?? true else {
+                throw ParseError(.operationForbidden, "LiveQuery is not enabled for class \(subscribe.className) (--live-query-classes)")
+            }
+            guard client.subscriptions[subscribe.requestId] != nil || client.subscriptions.count < settings.maxSubscriptionsPerClient else {
+                throw ParseError(ParseErrorCode(rawValue: 155),  // Parse's REQUEST_LIMIT_EXCEEDED
+                                 "Too many subscriptions on this connection (at most \(settings.maxSubscriptionsPerClient), --live-query-max-subscriptions)")
+            }
             let constraint = try QueryConstraint.parse(where: .object(whereClause))
-            let subscription = LiveQueryClient.Subscription(
+            var subscription = LiveQueryClient.Subscription(
                 requestId: subscribe.requestId, className: subscribe.className, whereClause: whereClause,
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)
             try matcher.checkSubscription(subscription, isMaster: client.hasMasterKey)
+            // Live from here: every change after `head` comes to this thread after this job (see `LiveState`).
+            let head = live.withLock { state in
+                state.subscriptions[subscription.className, default: 0] += 1
+                return state.head
+            }
+            subscription.deliveredThrough = head
+            var extra: [String: JSON] = ["seq": .number(Double(head))]
+            var replay: [JSON] = []
+            if let since = subscribe.since {
+                let missed = missedEvents(subscription, client: client, since: since, through: head)
+                extra["resumed"] = .bool(missed != nil)
+                replay = missed ?? []
+            }
             if let replaced = client.subscriptions.updateValue(subscription, forKey: subscribe.requestId) { forget([replaced]) }
-            liveClasses.withLock { $0[subscription.className, default: 0] += 1 }
-            send(client.message("subscribed", requestId: subscribe.requestId), to: id)
+            send(client.message("subscribed", requestId: subscribe.requestId, extra: extra), to: id)
+            for event in replay { send(event, to: id) }
         } catch {
             send(errorMessage(error, requestId: subscribe.requestId), to: id)
         }
@@ -169,92 +244,25 @@ final class LiveQueryServer: @unchecked Sendable {
         if notify { send(client.message("unsubscribed", requestId: requestId), to: id) }
     }
 
-    private func forget(_ subscriptions: some Sequence<LiveQueryClient.Subscription>) {
-        liveClasses.withLock { counts in
+    func forget(_ subscriptions: some Sequence<LiveQueryClient.Subscription>) {
+        live.withLock { state in
             for subscription in subscriptions {
-                let left = counts[subscription.className, default: 1] - 1
-                counts[subscription.className] = left > 0 ? left : nil
+                let left = state.subscriptions[subscription.className, default: 1] - 1
+                state.subscriptions[subscription.className] = left > 0 ? left : nil
             }
         }
-    }
-
-    /// One change's events, to every subscription of its class (parse-server's `_onAfterSave`/`_onAfterDelete`).
-    private func deliver(_ change: ObjectChange) {
-        // Each subscriber's session is looked up again for every change (the REST API's session cache answers), so a
-        // log-out, a revoked session, a deleted user or a role change holds for live events at once, not only at subscribe.
-        var sessions: [String: AuthenticatedUser?] = [:]
-        for (id, client) in clients {
-            // In request id order: one client's events for one change always come in the same order.
-            let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
-            for var subscription in subscriptions {
-                if let token = subscription.user?.sessionToken {
-                    if sessions[token] == nil { sessions[token] = .some(try? authenticate(token)) }
-                    guard let current = sessions[token] ?? nil else {
-                        // As Parse answers a subscription whose session is gone: 209, and no more of its events.
-                        client.subscriptions.removeValue(forKey: subscription.requestId)
-                        forget([subscription])
-                        send(liveQueryError(code: ParseErrorCode.invalidSessionToken.rawValue, "Invalid session token", reconnect: false,
-                                            requestId: subscription.requestId), to: id)
-                        continue
-                    }
-                    subscription = subscription.reading(as: current)
-                }
-                let matched: [Bool]
-                do {
-                    matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after])
-                } catch {
-                    send(errorMessage(error, requestId: subscription.requestId), to: id)
-                    continue
-                }
-                guard let op = Self.event(before: change.before, after: change.after, matchedBefore: matched[0],
-                                          matchedAfter: matched[1], watch: subscription.watch)
-                else { continue }
-                var extra: [String: JSON] = [:]
-                if let shown = op == "delete" ? change.before : change.after {
-                    // Parse sends a `leave` with the new version even when the subscriber just lost read access
-                    // to it; then only what identifies the object is sent, not contents it may no longer read.
-                    let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey)) == true
-                    extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead)
-                }
-                if op != "create", op != "delete", let before = change.before {
-                    // An `enter` may come from gaining read access: the version before was not the subscriber's to read,
-                    // so only its identity is sent (Parse sends it whole).
-                    let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey)) == true
-                    extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore)
-                }
-                send(client.message(op, requestId: subscription.requestId, extra: extra), to: id)
-            }
-        }
-    }
-
-    /// The event a subscription gets, as parse-server decides it: seen before and after → update, before
-    /// only → leave, after only → enter (create for a new object); a delete seen before → delete. With
-    /// `watch`, creates and updates that change none of the watched fields are not sent.
-    static func event(before: StoredObject?, after: StoredObject?, matchedBefore: Bool, matchedAfter: Bool,
-                      watch: [String]?) -> String? {
-        let op: String
-        switch (matchedBefore, matchedAfter) {
-        case (true, true): op = "update"
-        case (true, false): op = after == nil ? "delete" : "leave"
-        case (false, true): op = before == nil ? "create" : "enter"
-        case (false, false): return nil
-        }
-        if let watch, op == "update" || op == "create" {
-            guard watch.contains(where: { after?.fields[$0] != before?.fields[$0] }) else { return nil }
-        }
-        return op
     }
 
     /// An error thrown while handling a request: Parse's code with `reconnect: false`, as parse-server sends
     /// the errors of its auth and trigger steps.
-    private func errorMessage(_ error: Error, requestId: Double?) -> JSON {
+    func errorMessage(_ error: Error, requestId: Double?) -> JSON {
         if let error = error as? ParseError {
             return liveQueryError(code: error.code.rawValue, error.message, reconnect: false, requestId: requestId)
         }
         return liveQueryError(code: 1, "Internal server error", reconnect: false, requestId: requestId)
     }
 
-    private func send(_ message: JSON, to id: UInt64) {
+    func send(_ message: JSON, to id: UInt64) {
         hub.send(message.jsonText, to: id)
     }
 

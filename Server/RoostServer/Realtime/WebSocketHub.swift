@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import RoostCore
 import Glibc
 import Synchronization
 
@@ -21,6 +22,9 @@ final class WebSocketHub: @unchecked Sendable {
         /// Messages of one client handed to `receive` and not yet `handled`: past this, its socket is not read
         /// until some are (a flood waits in its own socket, not in memory, and others' messages go on).
         var maxPendingMessages = 32
+        /// A connection that is closing (a close frame queued) and has not taken its last frames by then is
+        /// dropped: a client that sent close and stopped reading must not keep its slot and outbox.
+        var closeTimeoutMilliseconds = 5_000
     }
 
     typealias Receive = @Sendable (_ connection: UInt64, _ text: String) -> Void
@@ -37,6 +41,8 @@ final class WebSocketHub: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// The hub thread's own: every open connection by id.
     private var peers: [UInt64: Peer] = [:]
+    /// The hub thread's own: closing connections by id, with the time they are dropped at if still there.
+    private var closeDeadlines: [UInt64: UInt64] = [:]
     private var isRunning = true
 
     private enum Command {
@@ -151,7 +157,8 @@ final class WebSocketHub: @unchecked Sendable {
         var nextPing = OpenConnection.now() + UInt64(settings.pingIntervalMilliseconds)
         while isRunning {
             let now = OpenConnection.now()
-            let timeout = nextPing > now ? Int32(clamping: nextPing - now) : 0
+            let wakeAt = min(nextPing, closeDeadlines.values.min() ?? .max)
+            let timeout = wakeAt > now ? Int32(clamping: wakeAt - now) : 0
             let count = roost_epoll_wait(epoll, &data, &events, 64, timeout)
             if count < 0, errno != EINTR { break }
             for index in 0..<Int(max(count, 0)) {
@@ -169,6 +176,7 @@ final class WebSocketHub: @unchecked Sendable {
                     if event & EPOLLOUT.rawValue != 0, peers[peer.id] != nil { flush(peer) }
                 }
             }
+            if !closeDeadlines.isEmpty { dropLateClosers() }
             if OpenConnection.now() >= nextPing {
                 pingAll()
                 nextPing = OpenConnection.now() + UInt64(settings.pingIntervalMilliseconds)
@@ -259,7 +267,7 @@ final class WebSocketHub: @unchecked Sendable {
             case .pong: peer.awaitingPong = false
             case .close(let code, _):
                 // Echo the client's code (§5.5.1), then close once it is written.
-                peer.closesWhenFlushed = true
+                startClosing(peer)
                 let reply = code.map { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } ?? []
                 queue(WebSocketFrame.encode(.close, reply), to: peer, force: true)
             case .fail(let code, let reason): closeGracefully(peer, code, reason)
@@ -269,7 +277,7 @@ final class WebSocketHub: @unchecked Sendable {
     }
 
     private func closeGracefully(_ peer: Peer, _ code: WebSocketCloseCode, _ reason: String) {
-        peer.closesWhenFlushed = true
+        startClosing(peer)
         queue(WebSocketFrame.close(code, reason: reason), to: peer, force: true)
     }
 
@@ -336,8 +344,22 @@ final class WebSocketHub: @unchecked Sendable {
         }
     }
 
+    private func startClosing(_ peer: Peer) {
+        peer.closesWhenFlushed = true
+        closeDeadlines[peer.id] = OpenConnection.now() + UInt64(settings.closeTimeoutMilliseconds)
+    }
+
+    /// Drops the closing connections that have not taken their last frames in time (no more waiting for them).
+    private func dropLateClosers() {
+        let now = OpenConnection.now()
+        for (id, deadline) in closeDeadlines where deadline <= now {
+            if let peer = peers[id] { release(peer) } else { closeDeadlines[id] = nil }
+        }
+    }
+
     /// Forgets the socket, tells `closed`, and hands it back to libmicrohttpd, which closes it.
     private func release(_ peer: Peer) {
+        closeDeadlines[peer.id] = nil
         guard peers.removeValue(forKey: peer.id) != nil else { return }
         _ = roost_epoll_control(epoll, EPOLL_CTL_DEL, peer.socket, 0, 0)
         openCount.subtract(1, ordering: .relaxed)

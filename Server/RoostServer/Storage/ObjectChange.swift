@@ -1,8 +1,10 @@
-/// One object write inside a transaction, recorded for LiveQuery (`SQLiteConnection.recordsChanges`):
-/// the version before (nil for a create) and after (nil for a delete). Published once its transaction
-/// has committed, in commit order (`WriteQueue`), and dropped with a rolled-back savepoint or transaction.
+/// One object write inside a transaction, recorded for LiveQuery (`ChangeRecorder`): the version before
+/// (nil for a create) and after (nil for a delete), as stored (decoded only by a subscriber that needs them),
+/// and its place in the change log. Published once its transaction has committed, in commit order
+/// (`WriteQueue`), and dropped with a rolled-back savepoint or transaction.
 struct ObjectChange: Sendable {
+    let seq: Int64
     let className: String
-    let before: StoredObject?
-    let after: StoredObject?
+    let before: StoredRow?
+    let after: StoredRow?
 }

@@ -35,29 +35,29 @@ enum ObjectStore {
     /// - Throws: `ParseError` 137 when the objectId is taken.
     static func insert(_ object: StoredObject, into schema: ClassSchema, in db: SQLiteConnection) throws {
         let sql = "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES (?, ?, ?, ?, ?, ?)"
+        let values = arguments(for: object)
         do {
-            try db.execute(sql, arguments(for: object))
+            try db.execute(sql, values)
         } catch let error as SQLiteError where error.isPrimaryKeyViolation || error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
-        if db.recordsChanges(schema.className) {
-            db.objectChanges.append(ObjectChange(className: schema.className, before: nil, after: object))
-        }
+        try db.recorder(for: schema.className)?.record(schema.className, before: nil, after: row(values, schema), in: db)
     }
 
     static func update(_ object: StoredObject, in schema: ClassSchema, in db: SQLiteConnection) throws {
         let sql = "UPDATE \(schema.tableName) SET createdAt = ?, updatedAt = ?, acl = ?, rperm = ?, data = ? WHERE objectId = ?"
         var values = arguments(for: object)
+        let recorder = db.recorder(for: schema.className)
+        // The version before, as stored: decoded only if a subscriber needs it.
+        let before = recorder != nil ? try fetch(object.objectId, from: schema, in: db) : nil
+        let after = row(values, schema)
         values.append(values.removeFirst())  // objectId goes last, for the WHERE.
-        if db.recordsChanges(schema.className) {
-            let before = try fetch(object.objectId, from: schema, in: db)?.decoded()
-            db.objectChanges.append(ObjectChange(className: schema.className, before: before, after: object))
-        }
         do {
             try db.execute(sql, values)
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
+        if let recorder, db.changes > 0 { try recorder.record(schema.className, before: before, after: after, in: db) }
     }
 
     /// - Parameter readableBy: see `FindQuery.readableBy`; an object the caller may not read is not found.
@@ -81,10 +81,11 @@ enum ObjectStore {
 
     /// Returns whether a row was deleted.
     static func delete(_ objectId: String, from schema: ClassSchema, in db: SQLiteConnection) throws -> Bool {
-        let before = db.recordsChanges(schema.className) ? try fetch(objectId, from: schema, in: db)?.decoded() : nil
+        let recorder = db.recorder(for: schema.className)
+        let before = recorder != nil ? try fetch(objectId, from: schema, in: db) : nil
         try db.execute("DELETE FROM \(schema.tableName) WHERE objectId = ?", [.text(objectId)])
         let deleted = db.changes > 0
-        if deleted, let before { db.objectChanges.append(ObjectChange(className: schema.className, before: before, after: nil)) }
+        if deleted, let recorder, let before { try recorder.record(schema.className, before: before, after: nil, in: db) }
         return deleted
     }
 
@@ -134,6 +135,12 @@ enum ObjectStore {
     private static func compiler(for schema: ClassSchema, readableBy: [String]?, authorize: @escaping SubqueryAuthorizer,
                                  in db: some SQLQuerying) -> QueryCompiler {
         QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) }, readableBy: readableBy, authorizeSubquery: authorize)
+    }
+
+    /// The stored row of `arguments(for:)`'s values (their text as written, for the change log).
+    private static func row(_ values: [SQLValue], _ schema: ClassSchema) -> StoredRow {
+        StoredRow(className: schema.className, objectId: values[0].text ?? "", createdAt: values[1].integer ?? 0,
+                  updatedAt: values[2].integer ?? 0, aclText: values[3].text, dataText: values[5].text ?? "{}")
     }
 
     /// `objectId, createdAt, updatedAt, acl, rperm, data` (also LiveQuery's matching row).

@@ -14,10 +14,16 @@ final class SQLiteConnection {
     var changedAuthentication = false
     /// Set by `schemaChanged()`; `Storage.write` invalidates the readers' `SchemaCache` after commit.
     var changedSchema = false
-    /// On the writer: whether `ObjectStore` records the writes of a class (someone subscribed to it), and
-    /// what it recorded in the current transaction (`WriteQueue` publishes them once committed).
-    var recordsChanges: @Sendable (String) -> Bool = { _ in false }
+    /// On the writer: LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
+    /// and what it recorded in the current transaction (`WriteQueue` publishes them once committed).
+    var changeRecorder: ChangeRecorder?
     var objectChanges: [ObjectChange] = []
+
+    /// The recorder, when it records `className`'s writes.
+    func recorder(for className: String) -> ChangeRecorder? {
+        guard let changeRecorder, changeRecorder.records(className) else { return nil }
+        return changeRecorder
+    }
     /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
     /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
     /// clears it too. Read-only connections never use it (their snapshots move with other commits).

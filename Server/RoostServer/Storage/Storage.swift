@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import GRDB
 import RoostCore
 
@@ -210,13 +211,36 @@ public final class Storage: Sendable {
                 PRAGMA secure_delete = OFF;
                 """)
         }
+        migrator.registerMigration("v11: LiveQuery change log") { db in
+            try db.execute(sql: ChangeLog.schemaSQL)
+        }
         return migrator
     }
 
-    /// LiveQuery's hook: object writes of the classes `recording` names are handed to `onCommit` once
-    /// committed, in commit order (see `WriteQueue.observeCommits`). Set once, before serving.
-    func observeCommits(recording: @escaping @Sendable (String) -> Bool, onCommit: @escaping @Sendable ([ObjectChange]) -> Void) {
-        writer.observeCommits(recording: recording, onCommit: onCommit)
+    /// LiveQuery's hook: object writes of the classes `records` names are numbered, appended to the change log
+    /// when `logging`, and handed to `onCommit` once committed, in commit order (see `WriteQueue.observeCommits`).
+    /// With the log, classes already stored that are not recorded get a trim mark (their changes are not logged).
+    /// Set once, before serving. Returns the log's head: the last `seq` given out.
+    func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
+        let head = try writer.withConnection { db -> Int64 in
+            let head = try ChangeLog.head(in: db)
+            guard logging else { return head }
+            let classes = try db.fetchRows("SELECT className FROM _schema", [], cacheable: false).compactMap { $0.first?.text }
+            return try db.inTransaction(immediate: true) { try ChangeLog.markUnlogged(classes.filter { !records($0) }, head: head, in: db) }
+        }
+        try writer.observeCommits(with: ChangeRecorder(head: head, logs: logging, records: records), onCommit: onCommit)
+        return head
+    }
+
+    /// Trims the change log to `windowSeconds` and `maxChanges` (see `ChangeLog.trim`); returns how many were dropped.
+    @discardableResult
+    func trimChangeLog(windowSeconds: Int, maxChanges: Int) throws -> Int {
+        try write { db in
+            guard let head = db.changeRecorder?.head else { return 0 }
+            return try ChangeLog.trim(head: head, windowMilliseconds: Int64(windowSeconds) * 1000, maxChanges: Int64(maxChanges),
+                                      now: Int64(Date().timeIntervalSince1970 * 1000), in: db)
+        }
     }
 
     /// Runs `body` atomically on the writer; returns once its changes are committed.

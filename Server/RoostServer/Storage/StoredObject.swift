@@ -26,13 +26,22 @@ public struct StoredObject: Sendable, Equatable {
 
 /// One row as read from a class table, still in its stored text form. Reads send it as is
 /// (`wireFragment`); writes decode it (`decoded()`).
-struct StoredRow {
+struct StoredRow: Sendable {
     let className: String
     let objectId: String
     let createdAt: Int64
     let updatedAt: Int64
     let aclText: String?
     let dataText: String
+
+    init(className: String, objectId: String, createdAt: Int64, updatedAt: Int64, aclText: String?, dataText: String) {
+        self.className = className
+        self.objectId = objectId
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.aclText = aclText
+        self.dataText = dataText
+    }
 
     /// From the columns `objectId, createdAt, updatedAt, acl, data`.
     init(_ row: [SQLValue], className: String) {

@@ -49,10 +49,10 @@ final class WriteQueue: @unchecked Sendable {
         self.connection = connection
     }
 
-    /// Records the object writes of the classes `recording` names and hands them to `onCommit` once committed.
-    func observeCommits(recording: @escaping @Sendable (String) -> Bool, onCommit: @escaping @Sendable ([ObjectChange]) -> Void) {
-        _ = try? withConnection { connection in
-            connection.recordsChanges = recording
+    /// Records object writes with `recorder` and hands them to `onCommit` once committed.
+    func observeCommits(with recorder: ChangeRecorder, onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws {
+        try withConnection { connection in
+            connection.changeRecorder = recorder
             self.onCommit = onCommit
         }
     }

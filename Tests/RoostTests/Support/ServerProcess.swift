@@ -15,11 +15,14 @@ final class ServerProcess: @unchecked Sendable {
     private var process: ChildProcess?
     /// Extra environment for the server process (e.g. fault injection).
     var environment: [String: String] = [:]
+    /// Extra `roost serve` flags (e.g. a short LiveQuery replay window).
+    let extraArguments: [String]
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)/parse")! }
 
     /// - Parameter start: false to only reserve the port (a server that is "down" until `start()`).
-    init(start: Bool = true) throws {
+    init(start: Bool = true, arguments: [String] = []) throws {
+        extraArguments = arguments
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-sdk-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         port = try ServerProcess.freePort()
@@ -46,7 +49,7 @@ final class ServerProcess: @unchecked Sendable {
         let process = try ChildProcess(
             executable: try ServerProcess.binary().path,
             arguments: ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--app-id", ServerProcess.applicationId,
-                        "--master-key", "sdk-master-key", "--password-iterations", "1000", "--log-level", "warning"],
+                        "--master-key", "sdk-master-key", "--password-iterations", "1000", "--log-level", "warning"] + extraArguments,
             environment: environment.merging(["ROOST_EXIT_WITH_PARENT": "1"]) { mine, _ in mine }, stdout: output.write)
         close(output.write)
         guard ChildProcess.read(output.read, until: "listening on") != nil else {

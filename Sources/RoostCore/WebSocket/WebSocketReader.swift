@@ -1,11 +1,17 @@
-/// Turns the bytes a client sends into whole messages and control frames (RFC 6455 §5), checking
-/// everything a server must: frames are masked, control frames are short and whole, fragments come in
-/// order, text is UTF-8, and no message grows past `maxMessageBytes`. Pure: no I/O.
+/// Turns the bytes the peer sends into whole messages and control frames (RFC 6455 §5), checking
+/// everything an end must: a client's frames are masked and a server's are not (`Role`), control frames
+/// are short and whole, fragments come in order, text is UTF-8, and no message grows past
+/// `maxMessageBytes`. Pure: no I/O. The server and the SDK's client share it.
 ///
 /// Feed it with `append(_:)`, then call `next()` until it returns nil (it needs more bytes). After a
 /// `.fail`, the connection must be closed with that code: the reader answers nothing more.
-struct WebSocketReader {
-    enum Event: Equatable {
+public struct WebSocketReader: Sendable {
+    /// Which end reads: a server reads a client's (masked) frames, a client a server's (unmasked).
+    public enum Role: Sendable {
+        case server, client
+    }
+
+    public enum Event: Equatable, Sendable {
         case text(String)
         case binary([UInt8])
         case ping([UInt8])
@@ -16,7 +22,8 @@ struct WebSocketReader {
         case fail(WebSocketCloseCode, String)
     }
 
-    let maxMessageBytes: Int
+    public let maxMessageBytes: Int
+    public let role: Role
     /// Bytes received but not parsed yet, from `start`.
     private var buffer: [UInt8] = []
     private var start = 0
@@ -25,14 +32,15 @@ struct WebSocketReader {
     private var message: [UInt8] = []
     private var failed = false
 
-    init(maxMessageBytes: Int) {
+    public init(maxMessageBytes: Int, role: Role = .server) {
         self.maxMessageBytes = maxMessageBytes
+        self.role = role
     }
 
     /// Bytes waiting to be parsed (for tests and memory bounds).
-    var bufferedBytes: Int { buffer.count - start + message.count }
+    public var bufferedBytes: Int { buffer.count - start + message.count }
 
-    mutating func append(_ bytes: some Collection<UInt8>) {
+    public mutating func append(_ bytes: some Collection<UInt8>) {
         guard !failed else { return }
         if start > 0, start >= buffer.count / 2 {  // Drop what was parsed before growing.
             buffer.removeSubrange(0..<start)
@@ -42,7 +50,7 @@ struct WebSocketReader {
     }
 
     /// The next complete event, or nil when more bytes are needed.
-    mutating func next() -> Event? {
+    public mutating func next() -> Event? {
         // A loop, not recursion: a client may send any number of (empty) fragments in one read.
         while !failed {
             switch nextFrame() {
@@ -68,7 +76,12 @@ struct WebSocketReader {
         let isFinal = first & 0x80 != 0
         guard first & 0x70 == 0 else { return .event(fail(.protocolError, "reserved bits set")) }
         guard let opcode = WebSocketOpcode(rawValue: first & 0x0F) else { return .event(fail(.protocolError, "unknown opcode")) }
-        guard second & 0x80 != 0 else { return .event(fail(.protocolError, "client frames must be masked")) }
+        let isMasked = second & 0x80 != 0
+        switch role {
+        case .server: guard isMasked else { return .event(fail(.protocolError, "client frames must be masked")) }
+        case .client: guard !isMasked else { return .event(fail(.protocolError, "server frames must not be masked")) }
+        }
+        let maskLength = isMasked ? 4 : 0
         var headerLength = 2
         var length = UInt64(second & 0x7F)
         if length == 126 {
@@ -95,12 +108,12 @@ struct WebSocketReader {
                 return .event(fail(.protocolError, "new message before the previous one ended"))
             }
         }
-        let total = headerLength + 4 + Int(length)
+        let total = headerLength + maskLength + Int(length)
         guard available >= total else { return .needMore }
         let maskStart = start + headerLength
-        let payloadStart = maskStart + 4
+        let payloadStart = maskStart + maskLength
         var payload = Array(buffer[payloadStart..<(start + total)])
-        for index in payload.indices { payload[index] ^= buffer[maskStart + index % 4] }
+        if isMasked { for index in payload.indices { payload[index] ^= buffer[maskStart + index % 4] } }
         start += total
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 65536)

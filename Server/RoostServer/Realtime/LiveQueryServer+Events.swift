@@ -1,0 +1,149 @@
+import RoostCore
+
+/// Change events (live and replayed) and the `query` op, on the LiveQuery worker thread.
+extension LiveQueryServer {
+    /// One change's versions, decoded once for all its subscribers.
+    struct DecodedChange {
+        let seq: Int64
+        let before: StoredObject?
+        let after: StoredObject?
+
+        /// Nil when a stored version does not decode (a corrupt row: nothing is sent for it).
+        init?(_ change: ObjectChange) {
+            seq = change.seq
+            do {
+                before = try change.before?.decoded()
+                after = try change.after?.decoded()
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    /// One change's events, to every subscription of its class (parse-server's `_onAfterSave`/`_onAfterDelete`).
+    func deliver(_ change: ObjectChange) {
+        guard let decoded = DecodedChange(change) else { return }
+        // Each subscriber's session is looked up again for every change (the REST API's session cache answers), so a
+        // log-out, a revoked session, a deleted user or a role change holds for live events at once, not only at subscribe.
+        var sessions: [String: AuthenticatedUser?] = [:]
+        for (id, client) in clients {
+            // In request id order: one client's events for one change always come in the same order.
+            let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
+            for var subscription in subscriptions where change.seq > subscription.deliveredThrough {
+                client.subscriptions[subscription.requestId]?.deliveredThrough = change.seq
+                if let token = subscription.user?.sessionToken {
+                    if sessions[token] == nil { sessions[token] = .some(try? authenticate(token)) }
+                    guard let current = sessions[token] ?? nil else {
+                        // As Parse answers a subscription whose session is gone: 209, and no more of its events.
+                        client.subscriptions.removeValue(forKey: subscription.requestId)
+                        forget([subscription])
+                        send(liveQueryError(code: ParseErrorCode.invalidSessionToken.rawValue, "Invalid session token", reconnect: false,
+                                            requestId: subscription.requestId), to: id)
+                        continue
+                    }
+                    subscription = subscription.reading(as: current)
+                }
+                do {
+                    if let event = try event(decoded, for: subscription, of: client) { send(event, to: id) }
+                } catch {
+                    send(errorMessage(error, requestId: subscription.requestId), to: id)
+                }
+            }
+        }
+    }
+
+    /// The events a new subscription missed after `since` (through `head`), judged with its current access and
+    /// the versions the log holds, in commit order; nil when the log no longer reaches back to `since` for its
+    /// class, or the replay would be too large for the socket (the client refreshes with `query`).
+    func missedEvents(_ subscription: LiveQueryClient.Subscription, client: LiveQueryClient, since: Int64, through head: Int64) -> [JSON]? {
+        guard settings.logsChanges else { return nil }
+        let found = try? storage.read { db in
+            try ChangeLog.changes(of: subscription.className, after: since, through: head, limit: settings.maxReplayChanges, in: db)
+        }
+        guard let changes = found ?? nil else { return nil }
+        var events: [JSON] = []
+        var bytes = 0
+        for change in changes {
+            guard let decoded = DecodedChange(change) else { continue }
+            let found: JSON?
+            do {
+                found = try event(decoded, for: subscription, of: client)
+            } catch {
+                return nil  // Its permissions no longer hold: the client's `query` will say why.
+            }
+            guard let event = found else { continue }
+            bytes += event.jsonText.utf8.count
+            guard bytes <= settings.maxReplayBytes else { return nil }
+            events.append(event)
+        }
+        return events
+    }
+
+    /// The event a subscription gets for one change (nil for none), its objects as the subscriber may see them.
+    /// - Throws: `ParseError` when the subscription's permissions no longer hold (a CLP changed).
+    func event(_ change: DecodedChange, for subscription: LiveQueryClient.Subscription, of client: LiveQueryClient) throws -> JSON? {
+        let matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after])
+        guard let op = Self.event(before: change.before, after: change.after, matchedBefore: matched[0],
+                                  matchedAfter: matched[1], watch: subscription.watch)
+        else { return nil }
+        var extra: [String: JSON] = ["seq": .number(Double(change.seq))]
+        if let shown = op == "delete" ? change.before : change.after {
+            // Parse sends a `leave` with the new version even when the subscriber just lost read access
+            // to it; then only what identifies the object is sent, not contents it may no longer read.
+            let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey)) == true
+            extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead)
+        }
+        if op != "create", op != "delete", let before = change.before {
+            // An `enter` may come from gaining read access: the version before was not the subscriber's to read,
+            // so only its identity is sent (Parse sends it whole).
+            let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey)) == true
+            extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore)
+        }
+        return client.message(op, requestId: subscription.requestId, extra: extra)
+    }
+
+    /// The event a subscription gets, as parse-server decides it: seen before and after → update, before
+    /// only → leave, after only → enter (create for a new object); a delete seen before → delete. With
+    /// `watch`, creates and updates that change none of the watched fields are not sent.
+    static func event(before: StoredObject?, after: StoredObject?, matchedBefore: Bool, matchedAfter: Bool,
+                      watch: [String]?) -> String? {
+        let op: String
+        switch (matchedBefore, matchedAfter) {
+        case (true, true): op = "update"
+        case (true, false): op = after == nil ? "delete" : "leave"
+        case (false, true): op = before == nil ? "create" : "enter"
+        case (false, false): return nil
+        }
+        if let watch, op == "update" || op == "create" {
+            guard watch.contains(where: { after?.fields[$0] != before?.fields[$0] }) else { return nil }
+        }
+        return op
+    }
+
+    /// parse-server's `_handleQuery`: the subscription's current matches (with its session, `keys` and protected
+    /// fields applied) as `result`, plus Roost's `seq`: every change up to it is reflected in the results.
+    func handleQuery(_ requestId: Double, from id: UInt64) {
+        guard let client = clients[id] else {
+            return send(liveQueryError(code: 2, "Can not find this client, make sure you connect to server before querying"), to: id)
+        }
+        guard var subscription = client.subscriptions[requestId] else {
+            return send(liveQueryError(code: 2, "Subscription not found for requestId \(Self.number(requestId))", requestId: requestId), to: id)
+        }
+        do {
+            if let token = subscription.user?.sessionToken { subscription = subscription.reading(as: try authenticate(token)) }
+            let head = live.withLock { $0.head }  // Read first: every change up to it is in the snapshot the query reads.
+            let objects = try matcher.results(subscription, isMaster: client.hasMasterKey, limit: settings.maxResults)
+            // At most `maxResults` objects and `maxReplayBytes` of them, so one answer never overflows the socket's outbox.
+            var results: [JSON] = [], bytes = 0
+            for object in objects {
+                let shown = matcher.visibleJSON(object, subscription, isMaster: client.hasMasterKey)
+                bytes += shown.jsonText.utf8.count
+                guard bytes <= settings.maxReplayBytes else { break }
+                results.append(shown)
+            }
+            send(client.message("result", requestId: requestId, extra: ["results": .array(results), "seq": .number(Double(head))]), to: id)
+        } catch {
+            send(errorMessage(error, requestId: requestId), to: id)
+        }
+    }
+}

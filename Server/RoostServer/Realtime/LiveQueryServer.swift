@@ -53,6 +53,8 @@ final class LiveQueryServer: @unchecked Sendable {
     private var hub: WebSocketHub!
     /// The worker thread's own.
     var clients: [UInt64: LiveQueryClient] = [:]
+    /// The worker thread's own: replay work per client address (20,000 changes, then 10,000 a second).
+    var replayBudgets = ReplayBudgets(capacity: 20_000, perSecond: 10_000)
     /// Where each socket connected from, and how many are open per address (set on the connection's HTTP
     /// thread, read by the worker).
     private let addresses = NSLock()
@@ -85,6 +87,11 @@ final class LiveQueryServer: @unchecked Sendable {
     /// Sets the change log's head before any change is published.
     func begin(at head: Int64) {
         live.withLock { $0.head = head }
+    }
+
+    /// Where socket `id` connected from.
+    func address(of id: UInt64) -> String {
+        addresses.withLock { clientAddresses[id] } ?? ""
     }
 
     /// Whether another socket from `clientAddress` may open (`maxConnectionsPerAddress`).
@@ -218,7 +225,7 @@ final class LiveQueryServer: @unchecked Sendable {
             var extra: [String: JSON] = ["seq": .number(Double(head))]
             var replay: [JSON] = []
             if let since = subscribe.since {
-                let missed = missedEvents(subscription, client: client, since: since, through: head)
+                let missed = missedEvents(subscription, client: client, since: since, through: head, address: address(of: id))
                 extra["resumed"] = .bool(missed != nil)
                 replay = missed ?? []
             }

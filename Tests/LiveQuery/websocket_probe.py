@@ -561,12 +561,12 @@ async def limits(port):
     other_events = [event_line(m) for m in await drain(other, 0.5)]
     third = await websockets.connect(url(port))
     fourth = await websockets.connect(url(port))
-    refused = None
+    refused = "accepted"
     try:
         await websockets.connect(url(port))
     except Exception as error:  # InvalidStatus / InvalidStatusCode, by websockets version
         response = getattr(error, "response", None)
-        refused = getattr(response, "status_code", None) or getattr(error, "status_code", None)
+        refused = getattr(response, "status_code", None) or getattr(error, "status_code", None) or repr(error)
     code = None
     try:
         await third.send("x" * 5000)

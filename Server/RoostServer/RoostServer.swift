@@ -250,7 +250,7 @@ public final class RoostServer: @unchecked Sendable {
     /// Switches a LiveQuery client to WebSocket (Parse-Swift keeps the server URL's path; other clients use `/`).
     private func liveQueryUpgrade(_ request: HTTPRequest) -> HTTPResponse {
         guard let liveQuery else { return HTTPResponse(status: 503) }
-        guard liveQuery.acceptsConnection(from: request.clientAddress) else {
+        guard let slot = liveQuery.reserveConnection(from: request.clientAddress) else {
             return HTTPResponse(status: 429, headers: [("Content-Type", "text/plain"), ("Retry-After", "1")],
                                 body: Array("Too many LiveQuery connections from this address (--live-query-max-connections-per-ip)".utf8))
         }
@@ -258,8 +258,7 @@ public final class RoostServer: @unchecked Sendable {
             let accept = try WebSocketHandshake.accept(method: request.method, headers: request.headers)
             var response = HTTPResponse(status: 101, headers: [
                 ("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Accept", accept)])
-            let address = request.clientAddress
-            response.upgrade = { connection in liveQuery.adopt(connection, clientAddress: address) }
+            response.upgrade = { connection in liveQuery.adopt(connection, into: slot) }
             return response
         } catch WebSocketHandshake.Refusal.unsupportedVersion {
             return HTTPResponse(status: 426, headers: [("Sec-WebSocket-Version", "13"), ("Content-Type", "text/plain")],

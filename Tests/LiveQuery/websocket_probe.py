@@ -561,12 +561,12 @@ async def limits(port):
     other_events = [event_line(m) for m in await drain(other, 0.5)]
     third = await websockets.connect(url(port))
     fourth = await websockets.connect(url(port))
-    refused = None
+    refused = "accepted"
     try:
         await websockets.connect(url(port))
     except Exception as error:  # InvalidStatus / InvalidStatusCode, by websockets version
         response = getattr(error, "response", None)
-        refused = getattr(response, "status_code", None) or getattr(error, "status_code", None)
+        refused = getattr(response, "status_code", None) or getattr(error, "status_code", None) or repr(error)
     code = None
     try:
         await third.send("x" * 5000)
@@ -772,6 +772,20 @@ async def resume_access(port):
                                     sorted(m.get("original", {}).keys())] for m in replayed]}))
 
 
+async def update_since(port):
+    """`update` with `since` replaces the subscription and replays, under the new query, what came after `since`."""
+    ws = await live_client(port)
+    start = (await subscribe_since(ws, 1, {"className": "Note", "where": {"n": 1}}))["seq"]
+    rest(port, "POST", "/classes/Note", {"text": "two", "n": 2})
+    quiet = await drain(ws, 0.5)  # n: 2 does not match the first query
+    await ws.send(json.dumps({"op": "update", "requestId": 1, "since": start, "query": {"className": "Note", "where": {"n": 2}}}))
+    answer = json.loads(await ws.recv())
+    replayed = [event_line(m) for m in await drain(ws, 0.5)]
+    await ws.close()
+    print(json.dumps({"quiet": quiet, "answer": [answer["op"], answer.get("resumed"), answer.get("seq") - start],
+                      "replayed": [[r[0], r[1], r[2] - start, r[4]] for r in replayed]}))
+
+
 def main():
     scenario, port = sys.argv[1], int(sys.argv[2])
     if scenario == "protocol":
@@ -797,7 +811,7 @@ def main():
     elif scenario == "query":
         asyncio.run(query_op(port))
     elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged", "subscribe_flood",
-                      "resume_access",
+                      "resume_access", "update_since",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
         # Sockets a scenario left open would each wait out the library's 10 s close timeout at exit.

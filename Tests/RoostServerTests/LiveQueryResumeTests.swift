@@ -33,6 +33,12 @@ import Testing
         #expect(result == ["count": 200, "distinct": 200, "reconnects": 5, "exact": true, "ordered": true])
     }
 
+    @Test func anUpdateWithSinceReplaysUnderTheNewQuery() async throws {
+        let server = try TestServer()
+        let result = try await Probe.run("update_since", server)
+        #expect(result == ["quiet": [], "answer": ["subscribed", true, 1], "replayed": [["create", 1, 1, "two"]]])
+    }
+
     /// Replayed changes are judged with the subscriber's access, as live ones: bob's private note is not
     /// replayed to ann; the one he shared with her replays as an enter whose earlier version shows only its identity.
     @Test func aResumeReplaysOnlyWhatTheSubscriberMayRead() async throws {

@@ -122,6 +122,20 @@ import Testing
         #expect(event(old, new, true, false, watch: ["tag"]) == "leave", "watch filters creates and updates only")
     }
 
+    @Test func replayBudgetsRefillPerAddress() {
+        var budgets = ReplayBudgets(capacity: 100, perSecond: 50)
+        var answers: [Bool] = []
+        answers.append(budgets.allows("a", at: 1_000))
+        budgets.charge(150, to: "a", at: 1_000)  // One replay may overdraw; the next waits for the refill.
+        answers.append(budgets.allows("a", at: 1_000))
+        answers.append(budgets.allows("b", at: 1_000))  // Another address has its own budget.
+        answers.append(budgets.allows("a", at: 2_000))  // -50 + 50 after one second: still none.
+        answers.append(budgets.allows("a", at: 2_100))
+        budgets.charge(10, to: "a", at: 60_000)  // Refilled to the capacity, not past it: 90 left.
+        answers.append(budgets.allows("a", at: 60_000))
+        #expect(answers == [true, false, true, false, true, true])
+    }
+
     @Test func liveQueryMessagesAreCheckedAsParseServerChecksThem() throws {
         #expect(try LiveQueryRequest.parse(["op": "connect", "applicationId": "a", "sessionToken": "r:1"])
                 == .connect(.init(applicationId: "a", sessionToken: "r:1")))

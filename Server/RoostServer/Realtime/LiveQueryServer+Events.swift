@@ -54,13 +54,16 @@ extension LiveQueryServer {
 
     /// The events a new subscription missed after `since` (through `head`), judged with its current access and
     /// the versions the log holds, in commit order; nil when the log no longer reaches back to `since` for its
-    /// class, or the replay would be too large for the socket (the client refreshes with `query`).
-    func missedEvents(_ subscription: LiveQueryClient.Subscription, client: LiveQueryClient, since: Int64, through head: Int64) -> [JSON]? {
-        guard settings.logsChanges else { return nil }
+    /// class, the replay would be too large for the socket, or `address` has used its replay budget (the client
+    /// refreshes with `query`).
+    func missedEvents(_ subscription: LiveQueryClient.Subscription, client: LiveQueryClient, since: Int64, through head: Int64,
+                      address: String) -> [JSON]? {
+        guard settings.logsChanges, replayBudgets.allows(address, at: OpenConnection.now()) else { return nil }
         let found = try? storage.read { db in
             try ChangeLog.changes(of: subscription.className, after: since, through: head, limit: settings.maxReplayChanges, in: db)
         }
         guard let changes = found ?? nil else { return nil }
+        replayBudgets.charge(changes.count, to: address, at: OpenConnection.now())
         var events: [JSON] = []
         var bytes = 0
         for change in changes {

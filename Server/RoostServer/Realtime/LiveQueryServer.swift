@@ -53,6 +53,8 @@ final class LiveQueryServer: @unchecked Sendable {
     private var hub: WebSocketHub!
     /// The worker thread's own.
     var clients: [UInt64: LiveQueryClient] = [:]
+    /// The worker thread's own: replay work per client address (20,000 changes, then 10,000 a second).
+    var replayBudgets = ReplayBudgets(capacity: 20_000, perSecond: 10_000)
     /// Where each socket connected from, and how many are open per address (set on the connection's HTTP
     /// thread, read by the worker).
     private let addresses = NSLock()
@@ -87,23 +89,56 @@ final class LiveQueryServer: @unchecked Sendable {
         live.withLock { $0.head = head }
     }
 
-    /// Whether another socket from `clientAddress` may open (`maxConnectionsPerAddress`).
-    func acceptsConnection(from clientAddress: String) -> Bool {
-        settings.maxConnectionsPerAddress == 0
-            || addresses.withLock { openPerAddress[clientAddress, default: 0] } < settings.maxConnectionsPerAddress
+    /// Where socket `id` connected from.
+    func address(of id: UInt64) -> String {
+        addresses.withLock { clientAddresses[id] } ?? ""
+    }
+
+    /// A place for one more socket from `clientAddress`, counted from now (a client that opens the next socket
+    /// as soon as it reads the 101 cannot slip past the limit); nil when it has `maxConnectionsPerAddress` open.
+    /// The place is given back when its socket closes, or when the slot is dropped without being adopted.
+    func reserveConnection(from clientAddress: String) -> ConnectionSlot? {
+        addresses.withLock {
+            let open = openPerAddress[clientAddress, default: 0]
+            guard settings.maxConnectionsPerAddress == 0 || open < settings.maxConnectionsPerAddress else { return nil }
+            openPerAddress[clientAddress] = open + 1
+            return ConnectionSlot(address: clientAddress) { [weak self] in self?.giveBack(clientAddress) }
+        }
+    }
+
+    /// A reserved place for one socket (`reserveConnection`), given back on deinit unless a socket took it.
+    final class ConnectionSlot: @unchecked Sendable {
+        let address: String
+        private let giveBack: () -> Void
+        /// Set under the addresses lock when the socket is adopted: its close gives the place back then.
+        fileprivate var isTaken = false
+
+        fileprivate init(address: String, giveBack: @escaping () -> Void) {
+            self.address = address
+            self.giveBack = giveBack
+        }
+
+        deinit { if !isTaken { giveBack() } }
+    }
+
+    private func giveBack(_ address: String) {
+        addresses.withLock {
+            let left = openPerAddress[address, default: 1] - 1
+            openPerAddress[address] = left > 0 ? left : nil
+        }
     }
 
     /// Open WebSocket connections.
     var connectionCount: Int { hub.connectionCount }
 
-    /// Takes a socket just upgraded from a request that came from `clientAddress`.
-    func adopt(_ connection: UpgradedConnection, clientAddress: String) {
+    /// Takes a socket just upgraded from a request, into the place `slot` reserved for it.
+    func adopt(_ connection: UpgradedConnection, into slot: ConnectionSlot) {
         // Recorded before the hub can read a message from it.
         addresses.lock()
         defer { addresses.unlock() }
         if let id = hub.adopt(connection) {
-            clientAddresses[id] = clientAddress
-            openPerAddress[clientAddress, default: 0] += 1
+            clientAddresses[id] = slot.address
+            slot.isTaken = true
         }
     }
 
@@ -218,7 +253,7 @@ final class LiveQueryServer: @unchecked Sendable {
             var extra: [String: JSON] = ["seq": .number(Double(head))]
             var replay: [JSON] = []
             if let since = subscribe.since {
-                let missed = missedEvents(subscription, client: client, since: since, through: head)
+                let missed = missedEvents(subscription, client: client, since: since, through: head, address: address(of: id))
                 extra["resumed"] = .bool(missed != nil)
                 replay = missed ?? []
             }

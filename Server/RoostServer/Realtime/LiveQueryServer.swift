@@ -183,6 +183,7 @@ final class LiveQueryServer: @unchecked Sendable {
         // Each subscriber's session is looked up again for every change (the REST API's session cache answers), so a
         // log-out, a revoked session, a deleted user or a role change holds for live events at once, not only at subscribe.
         var sessions: [String: AuthenticatedUser?] = [:]
+        let memo = LiveQueryChangeMemo()  // Subscriptions with the same query and audience are matched once.
         for (id, client) in clients {
             // In request id order: one client's events for one change always come in the same order.
             let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
@@ -201,7 +202,7 @@ final class LiveQueryServer: @unchecked Sendable {
                 }
                 let matched: [Bool]
                 do {
-                    matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after])
+                    matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after], memo: memo)
                 } catch {
                     send(errorMessage(error, requestId: subscription.requestId), to: id)
                     continue
@@ -213,14 +214,15 @@ final class LiveQueryServer: @unchecked Sendable {
                 if let shown = op == "delete" ? change.before : change.after {
                     // Parse sends a `leave` with the new version even when the subscriber just lost read access
                     // to it; then only what identifies the object is sent, not contents it may no longer read.
-                    let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey)) == true
-                    extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead)
+                    let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey, memo: memo)) == true
+                    extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead, memo: memo)
                 }
                 if op != "create", op != "delete", let before = change.before {
                     // An `enter` may come from gaining read access: the version before was not the subscriber's to read,
                     // so only its identity is sent (Parse sends it whole).
-                    let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey)) == true
-                    extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore)
+                    let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey, memo: memo)) == true
+                    extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore,
+                                                           memo: memo)
                 }
                 send(client.message(op, requestId: subscription.requestId, extra: extra), to: id)
             }

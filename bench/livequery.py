@@ -6,6 +6,8 @@ Starts the given roost binary (it builds nothing: `swift build -c release` first
 data dir, and drives it with bench/lqclient.c (compiled with cc into bench/out/, as run.py compiles its
 ceiling), which holds the WebSockets: one Python process cannot read 100,000 frames a second here.
 
+  ceiling     the same fan-out from bench/lqceiling.c, a C program that only sends (no matching, no JSON):
+              what delivering RATE x N frames a second over loopback costs on this machine, for scale.
   latency     N subscribers (default 1,000) subscribed to Item where {room: "bench"}; one writer creates
               matching objects at RATE/s (default 100) over one kept-alive connection. Each event's latency is
               its arrival at the subscriber minus the moment the create was sent (the target's figure: it
@@ -189,6 +191,26 @@ def measure_latency(server, client, count, rate, seconds):
     }
 
 
+def measure_ceiling(client, ceiling, count, rate, seconds):
+    """The same fan-out from bench/lqceiling.c, which does nothing but send: this machine's floor."""
+    port, rounds = free_port(), int(rate * seconds)
+    starts_path = os.path.join(OUT, "lqceiling-starts")
+    proc = subprocess.Popen([ceiling, str(port), str(count), str(rate), str(rounds), starts_path],
+                            stdout=subprocess.PIPE, text=True)
+    proc.stdout.readline()  # listening
+    subscribers = Subscribers(client, port, count, "record")
+    proc.wait(timeout=seconds + 120)
+    time.sleep(0.5)
+    records, _ = subscribers.close()
+    starts = array("d")
+    with open(starts_path, "rb") as f:
+        starts.frombytes(f.read())
+    latencies = [(arrival - starts[k]) * 1000 for k, arrival in records if 0 <= k < len(starts)]
+    return {"subscribers": count, "events_per_s": rate, "rounds": rounds, "deliveries": len(latencies),
+            "expected_deliveries": rounds * count, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99),
+            "max_ms": max(latencies, default=float("nan"))}
+
+
 def wrk_creates(server, seconds):
     script = os.path.join(OUT, "livequery-create.lua")
     with open(script, "w") as f:
@@ -271,7 +293,7 @@ def measure_idle(server, client, count, requests, hold_seconds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "roost"))
-    parser.add_argument("--parts", default="latency,throughput,memory,idle")
+    parser.add_argument("--parts", default="ceiling,latency,throughput,memory,idle")
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--seconds", type=float, default=10, help="length of the latency run")
@@ -289,9 +311,14 @@ def main():
     if limit < args.idle_connections + 1000:
         sys.exit(f"the descriptor hard limit ({limit}) is too low for {args.idle_connections} connections")
     client = os.path.join(OUT, "lqclient")
+    ceiling = os.path.join(OUT, "lqceiling")
     subprocess.run(["cc", "-O2", "-Wall", "-o", client, os.path.join(ROOT, "bench", "lqclient.c")], check=True)
+    subprocess.run(["cc", "-O2", "-Wall", "-o", ceiling, os.path.join(ROOT, "bench", "lqceiling.c")], check=True)
     parts = args.parts.split(",")
     results = {"binary": args.binary, "targets": TARGETS}
+    if "ceiling" in parts:
+        results["ceiling"] = measure_ceiling(client, ceiling, args.subscribers, args.rate, args.seconds)
+        print(f"ceiling: {json.dumps(results['ceiling'])}", file=sys.stderr)
     # Each part on a fresh server, so one part's connections and data cannot weigh on another's figures.
     for part in ["latency", "throughput", "memory", "idle"]:
         if part not in parts:
@@ -317,6 +344,11 @@ def main():
 
 def report(results):
     rows = []
+    if "ceiling" in results:
+        r = results["ceiling"]
+        rows.append((f"fan-out ceiling (bench/lqceiling.c: sends only), {r['subscribers']} subscribers, {r['events_per_s']:.0f} events/s",
+                     f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, {r['deliveries']}/{r['expected_deliveries']} delivered",
+                     "reference", True))
     if "latency" in results:
         r = results["latency"]
         complete = r["deliveries"] == r["expected_deliveries"]
@@ -345,7 +377,7 @@ def report(results):
     width = max(len(row[0]) for row in rows)
     print(f"\n{'measure'.ljust(width)} | result | target | met")
     for name, value, target, met in rows:
-        print(f"{name.ljust(width)} | {value} | {target} | {'yes' if met else 'NO'}")
+        print(f"{name.ljust(width)} | {value} | {target} | {'-' if target == 'reference' else 'yes' if met else 'NO'}")
     print(json.dumps(results))
 
 

@@ -57,15 +57,20 @@ final class LiveQueryChangeMemo {
 
     private var matched: [MatchKey: Result<[Bool], Error>] = [:]
     private var shown: [ShownKey: JSON] = [:]
+    private var lastMatch: (MatchKey, Result<[Bool], Error>)?
+    private var lastShown: (ShownKey, JSON)?
 
     /// `evaluate`'s answer for this subscription's query and audience, evaluated once (its error too).
     func matches(_ subscription: LiveQueryClient.Subscription, isMaster: Bool, versions: [StoredObject?],
                  evaluate: () throws -> [Bool]) throws -> [Bool] {
         let key = MatchKey(audience: Audience(isMaster: isMaster, user: subscription.user), className: subscription.className,
                            whereClause: subscription.whereClause, watch: subscription.watch, versions: Versions(versions: versions))
-        if let known = matched[key] { return try known.get() }
-        let result = Result { try evaluate() }
+        // Subscribers to one query usually come one after another: the previous answer is checked first, with an
+        // equality test and no hashing.
+        if let (lastKey, lastResult) = lastMatch, lastKey == key { return try lastResult.get() }
+        let result = matched[key] ?? Result { try evaluate() }
         matched[key] = result
+        lastMatch = (key, result)
         return try result.get()
     }
 
@@ -75,9 +80,10 @@ final class LiveQueryChangeMemo {
                make: () -> JSON) -> JSON {
         let key = ShownKey(audience: Audience(isMaster: isMaster, user: subscription.user), className: subscription.className,
                            keys: subscription.keys, identityOnly: identityOnly, object: Versions(versions: [object]))
-        if let known = shown[key] { return known }
-        let made = JSON.encodedFragment(make().encoded())
+        if let (lastKey, lastMade) = lastShown, lastKey == key { return lastMade }
+        let made = shown[key] ?? JSON.encodedFragment(make().encoded())
         shown[key] = made
+        lastShown = (key, made)
         return made
     }
 }

@@ -111,6 +111,11 @@ final class WebSocketHub: @unchecked Sendable {
         post(.send(connection, WebSocketFrame.text(text)))
     }
 
+    /// Sends a text message given as UTF-8 (JSON the server encoded: no String made and checked on the way).
+    func send(utf8 text: [UInt8], to connection: UInt64) {
+        post(.send(connection, WebSocketFrame.encode(.text, text)))
+    }
+
     /// Reports a message given to `receive` handled: its connection may be read further.
     func handled(_ connection: UInt64) {
         post(.handled(connection))

@@ -155,6 +155,7 @@ def measure_latency(server, client, count, rate, seconds):
     sent, replied = [0.0] * writes, [0.0] * writes
     # A second of warm-up writes (k < 0, not counted), then the measured ones, each at its scheduled moment.
     warmup = int(rate)
+    ticks_before = cpu_ticks(server.proc.pid)
     start = time.monotonic() + 0.1
     for i in range(-warmup, writes):
         moment = start + (i + warmup) / rate
@@ -174,6 +175,8 @@ def measure_latency(server, client, count, rate, seconds):
     # Until the server has sent every event (it is idle again).
     time.sleep(0.5)
     wait_until_idle(server.proc.pid, timeout=60)
+    # CPU per delivered event, warm-up included: steadier than latency on a machine others share.
+    cpu_us = (cpu_ticks(server.proc.pid) - ticks_before) / os.sysconf("SC_CLK_TCK") * 1e6 / ((writes + warmup) * count)
     records, dropped = subscribers.close()
     from_sent, from_reply = [], []
     for k, arrival in records:
@@ -188,6 +191,7 @@ def measure_latency(server, client, count, rate, seconds):
         "p50_ms": percentile(from_sent, 50), "p99_ms": percentile(from_sent, 99), "max_ms": max(from_sent, default=float("nan")),
         "p50_from_reply_ms": percentile(from_reply, 50), "p99_from_reply_ms": percentile(from_reply, 99),
         "create_p50_ms": percentile(create_ms, 50), "create_p99_ms": percentile(create_ms, 99),
+        "server_cpu_us_per_event": cpu_us,
     }
 
 
@@ -199,7 +203,10 @@ def measure_ceiling(client, ceiling, count, rate, seconds):
                             stdout=subprocess.PIPE, text=True)
     proc.stdout.readline()  # listening
     subscribers = Subscribers(client, port, count, "record")
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc.wait(timeout=seconds + 120)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_us = (after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime) * 1e6 / (rounds * count)
     time.sleep(0.5)
     records, _ = subscribers.close()
     starts = array("d")
@@ -208,7 +215,7 @@ def measure_ceiling(client, ceiling, count, rate, seconds):
     latencies = [(arrival - starts[k]) * 1000 for k, arrival in records if 0 <= k < len(starts)]
     return {"subscribers": count, "events_per_s": rate, "rounds": rounds, "deliveries": len(latencies),
             "expected_deliveries": rounds * count, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99),
-            "max_ms": max(latencies, default=float("nan"))}
+            "max_ms": max(latencies, default=float("nan")), "cpu_us_per_event": cpu_us}
 
 
 def wrk_creates(server, seconds):
@@ -347,14 +354,15 @@ def report(results):
     if "ceiling" in results:
         r = results["ceiling"]
         rows.append((f"fan-out ceiling (bench/lqceiling.c: sends only), {r['subscribers']} subscribers, {r['events_per_s']:.0f} events/s",
-                     f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, {r['deliveries']}/{r['expected_deliveries']} delivered",
-                     "reference", True))
+                     f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, {r['deliveries']}/{r['expected_deliveries']} delivered, "
+                     f"{r['cpu_us_per_event']:.1f} us CPU per event", "reference", True))
     if "latency" in results:
         r = results["latency"]
         complete = r["deliveries"] == r["expected_deliveries"]
         rows.append((f"delivery latency, {r['subscribers']} subscribers, {r['writes_per_s']:.0f} creates/s "
                      f"(from send; from reply p50 {r['p50_from_reply_ms']:.2f}, p99 {r['p99_from_reply_ms']:.2f} ms)",
-                     f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, {r['deliveries']}/{r['expected_deliveries']} delivered",
+                     f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, {r['deliveries']}/{r['expected_deliveries']} delivered, "
+                     f"{r['server_cpu_us_per_event']:.1f} us server CPU per event",
                      f"p99 <= {TARGETS['latency_p99_ms']:.0f} ms, all delivered",
                      r["p99_ms"] <= TARGETS["latency_p99_ms"] and complete))
     if "throughput" in results:

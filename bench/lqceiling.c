@@ -116,7 +116,8 @@ int main(int argc, char **argv)
     double begin = now() + 0.5;
     for (int k = 0; k < rounds; k++) {
         double moment = begin + k / rate;
-        while (now() < moment) usleep(100);
+        double wait = moment - now();
+        if (wait > 0) usleep((useconds_t)(wait * 1e6));
         starts[k] = now();
         int size = snprintf(message, sizeof message,
             "{\"clientId\":\"0f5e3c4a-1b2c-4d5e-8f90-a1b2c3d4e5f6\",\"object\":{\"ACL\":{\"*\":{\"read\":true}},"

@@ -345,7 +345,7 @@ final class WebSocketHub: @unchecked Sendable {
         }
     }
 
-    /// Forgets the socket, tells `closed`, and hands it back to libmicrohttpd, which closes it.
+    /// Forgets the socket, tells `closed`, and closes it (which gives its connection slot back).
     private func release(_ peer: Peer) {
         guard peers.removeValue(forKey: peer.id) != nil else { return }
         _ = roost_epoll_control(epoll, EPOLL_CTL_DEL, peer.socket, 0, 0)

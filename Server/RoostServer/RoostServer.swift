@@ -91,7 +91,7 @@ public final class RoostServer: @unchecked Sendable {
     /// Finishes requests in flight, stops listening and closes the database.
     public func stop() throws {
         storage.interruptReads()  // Slow queries end now (124), so their requests finish and stop() need not wait.
-        liveQuery?.stop()  // First: the HTTP daemons must not close the sockets under the hub.
+        liveQuery?.stop()  // First: its sockets close with 1001 and give their connection slots back.
         http?.stop()  // Waits for parked requests, which the write batcher and the password workers answer.
         http = nil
         writeBatcher.stop()

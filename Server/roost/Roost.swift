@@ -53,7 +53,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
-    @Option(help: "Most open connections in all; more are refused with a 503 (env ROOST_MAX_CONNECTIONS, default 10000).")
+    @Option(help: "Most open connections in all; more are refused with a 503 (env ROOST_MAX_CONNECTIONS, default 20000, at most the descriptor limit less 256).")
     var maxConnections: Int?
     @Option(help: "Most open connections from one client address, an IPv6 /64 counting as one; 0 for no limit (env ROOST_MAX_CONNECTIONS_PER_IP, default 1024).")
     var maxConnectionsPerIp: Int?

@@ -307,7 +307,8 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection
         socketContext.pointee = nil
         let open = Unmanaged<OpenConnection>.fromOpaque(pointer).takeRetainedValue()
         _ = server.watcher.connections[slot.index].open.withLock { $0.removeValue(forKey: ObjectIdentifier(open)) }
-        server.gate.release(open.address, daemon: open.daemon)
+        // An upgraded connection's slot is given back when its owner closes the socket (`UpgradedConnection`).
+        if !open.isHandedOff.load(ordering: .acquiring) { server.gate.release(open.address, daemon: open.daemon) }
     default:
         break
     }
@@ -457,20 +458,41 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
 }
 
 /// MHD calls this on the connection's thread once a 101 answer's headers are sent: the socket is the
-/// upgrade's owner's from here. The request counts as done (`stop()` must not wait for the socket's life);
-/// MHD reports the connection completed and closed only when the owner hands it back.
+/// upgrade's owner's from here. The request counts as done (`stop()` must not wait for the socket's life).
+///
+/// The owner gets a duplicate of the socket, and MHD's connection is closed at once: libmicrohttpd 0.9.75
+/// keeps an upgraded connection's memory pool (`ROOST_CONNECTION_MEMORY`) until it is closed, and by then
+/// the response headers' write buffer has touched most of it (shrinking a pool block zeroes what it
+/// frees): ~100 KB of resident memory for each idle WebSocket. Closing MHD's descriptor leaves the socket
+/// open: under `MHD_USE_TURBO` MHD does not `shutdown()` it, and it took the socket out of its epoll set when
+/// the upgrade suspended the connection. The connection's `ConnectionGate` slot stays counted until the
+/// owner closes its descriptor.
 private let upgradeHandler: MHD_UpgradeHandler = { _, _, requestContext, extra, extraSize, socket, handle in
     guard let requestContext, let handle else { return }
     let state = Unmanaged<RequestState>.fromOpaque(requestContext).takeUnretainedValue()
     let leftover = extra.map { pointer in
         Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: extraSize))
     } ?? []
-    let connection = UpgradedConnection(socket: socket, leftover: leftover, handle: handle)
-    if state.isActive, let server = state.server {
+    let server = state.server
+    if state.isActive, let server {
         state.isActive = false
         state.ended(server)
     }
-    guard let upgrade = state.upgrade else { return connection.close() }
+    let upgrade = state.upgrade
     state.upgrade = nil
-    upgrade(connection)
+    let own = fcntl(socket, F_DUPFD_CLOEXEC, 0)
+    guard let upgrade, let server, let open = state.connection, own >= 0 else {
+        if own >= 0 { close(own) }
+        _ = roost_mhd_upgrade_close(handle)  // Out of descriptors (or nobody to take it): closed.
+        return
+    }
+    open.isHandedOff.store(true, ordering: .releasing)
+    _ = roost_mhd_upgrade_close(handle)
+    // MHD turned Nagle's algorithm back on for the upgrade; small frames (events, answers) must go out at once,
+    // or a second one waits for the client's delayed ACK (40 ms).
+    var one: Int32 = 1
+    setsockopt(own, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    let gate = server.gate
+    let address = open.address, daemon = open.daemon
+    upgrade(UpgradedConnection(socket: own, leftover: leftover, release: { gate.release(address, daemon: daemon) }))
 }

@@ -21,6 +21,8 @@ final class OpenConnection: Sendable {
     /// Whether the current request's first line has arrived (a timed-out client then gets a 408;
     /// an idle kept-alive connection is just closed, as its client expects).
     let requestLineSeen = Atomic<Bool>(false)
+    /// Upgraded (a WebSocket): its socket is another owner's now, and so is its `ConnectionGate` slot.
+    let isHandedOff = Atomic<Bool>(false)
 
     init(socket: Int32, address: ConnectionGate.Address?, daemon: Int) {
         self.socket = socket

@@ -1,31 +1,30 @@
-import CMicroHTTPD
+import Glibc
 import Synchronization
 
 /// A connection libmicrohttpd has switched to another protocol (a 101 answer): its socket, the bytes the
-/// client sent after the request (already read by MHD), and the way to hand it back for closing.
+/// client sent after the request (already read by MHD), and `close()`, which closes the socket and gives
+/// the connection's slot in `ConnectionGate` back.
 ///
-/// MHD keeps the connection (suspended, no timeout) until `close()`, which it carries out on its own
-/// thread: only then is the socket closed and the connection's slot in `ConnectionGate` given back. The
-/// owner must stop using the socket before calling `close()`, and must call it exactly once.
+/// The socket is the owner's own descriptor (a duplicate of MHD's): MHD has let go of the connection as
+/// soon as it was upgraded, freeing its memory pool (see `HTTPServer`'s upgrade handler). The owner must
+/// stop using the socket before calling `close()`, and must call it exactly once.
 public final class UpgradedConnection: Sendable {
     public let socket: Int32
     public let leftover: [UInt8]
-    private let handle: Handle
+    private let release: @Sendable () -> Void
     private let closed = Atomic<Bool>(false)
 
-    private struct Handle: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
-
-    init(socket: Int32, leftover: [UInt8], handle: OpaquePointer) {
+    /// - Parameter release: gives back what the connection counted (called once, after the socket is closed).
+    init(socket: Int32, leftover: [UInt8], release: @escaping @Sendable () -> Void) {
         self.socket = socket
         self.leftover = leftover
-        self.handle = Handle(pointer: handle)
+        self.release = release
     }
 
-    /// Hands the socket back to MHD, which closes it. Later calls do nothing.
+    /// Closes the socket and gives its slot back. Later calls do nothing.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = roost_mhd_upgrade_close(handle.pointer)
+        Glibc.close(socket)
+        release()
     }
 }

@@ -35,8 +35,15 @@ struct LiveQueryMatcher {
     }
 
     /// Which of `versions` the subscriber may see through the subscription (nil versions never match).
+    /// - Parameter memo: one change's shared answers: subscriptions with the same query and audience are evaluated once.
     /// - Throws: `ParseError` when the subscription's permissions no longer hold (a CLP changed).
-    func matches(_ subscription: LiveQueryClient.Subscription, isMaster: Bool, versions: [StoredObject?]) throws -> [Bool] {
+    func matches(_ subscription: LiveQueryClient.Subscription, isMaster: Bool, versions: [StoredObject?],
+                 memo: LiveQueryChangeMemo? = nil) throws -> [Bool] {
+        if let memo {
+            return try memo.matches(subscription, isMaster: isMaster, versions: versions) {
+                try matches(subscription, isMaster: isMaster, versions: versions)
+            }
+        }
         let context = context(isMaster: isMaster, user: subscription.user)
         return try storage.read { db in
             guard let schema = try SchemaStore.load(subscription.className, in: db) else { return versions.map { _ in false } }
@@ -66,18 +73,24 @@ struct LiveQueryMatcher {
     }
 
     /// Whether the subscriber may read `object` at all (its ACL and the class's permissions), whatever the `where`.
-    func mayRead(_ object: StoredObject, _ subscription: LiveQueryClient.Subscription, isMaster: Bool) throws -> Bool {
+    func mayRead(_ object: StoredObject, _ subscription: LiveQueryClient.Subscription, isMaster: Bool,
+                 memo: LiveQueryChangeMemo? = nil) throws -> Bool {
         let anything = LiveQueryClient.Subscription(
             requestId: subscription.requestId, className: subscription.className, whereClause: [:], constraint: .and([]),
             keys: nil, watch: nil, user: subscription.user)
-        return try matches(anything, isMaster: isMaster, versions: [object])[0]
+        return try matches(anything, isMaster: isMaster, versions: [object], memo: memo)[0]
     }
 
     /// The object as this subscriber may see it: protected fields removed, and with `keys` only the
     /// built-in fields and those keys (parse-server's `_toJSONWithFields`), with its `className`.
     /// `identityOnly`: the built-in fields alone (no ACL either).
     func visibleJSON(_ object: StoredObject, _ subscription: LiveQueryClient.Subscription, isMaster: Bool,
-                     identityOnly: Bool = false) -> JSON {
+                     identityOnly: Bool = false, memo: LiveQueryChangeMemo? = nil) -> JSON {
+        if let memo {
+            return memo.shown(object, subscription, isMaster: isMaster, identityOnly: identityOnly) {
+                visibleJSON(object, subscription, isMaster: isMaster, identityOnly: identityOnly)
+            }
+        }
         let context = context(isMaster: isMaster, user: subscription.user)
         var hidden = (try? storage.read { db in try SchemaStore.load(subscription.className, in: db) })
             .flatMap { $0 }.map { ClassPermissions.protectedFields($0, context: context) } ?? []

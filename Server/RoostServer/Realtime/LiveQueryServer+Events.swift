@@ -26,6 +26,7 @@ extension LiveQueryServer {
         // Each subscriber's session is looked up again for every change (the REST API's session cache answers), so a
         // log-out, a revoked session, a deleted user or a role change holds for live events at once, not only at subscribe.
         var sessions: [String: AuthenticatedUser?] = [:]
+        let memo = LiveQueryChangeMemo()  // Subscriptions with the same query and audience are matched once.
         for (id, client) in clients {
             // In request id order: one client's events for one change always come in the same order.
             let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
@@ -44,7 +45,7 @@ extension LiveQueryServer {
                     subscription = subscription.reading(as: current)
                 }
                 do {
-                    if let event = try event(decoded, for: subscription, of: client) { send(event, to: id) }
+                    if let event = try event(decoded, for: subscription, of: client, memo: memo) { send(event, to: id) }
                 } catch {
                     send(errorMessage(error, requestId: subscription.requestId), to: id)
                 }
@@ -84,8 +85,10 @@ extension LiveQueryServer {
 
     /// The event a subscription gets for one change (nil for none), its objects as the subscriber may see them.
     /// - Throws: `ParseError` when the subscription's permissions no longer hold (a CLP changed).
-    func event(_ change: DecodedChange, for subscription: LiveQueryClient.Subscription, of client: LiveQueryClient) throws -> JSON? {
-        let matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after])
+    /// - Parameter memo: the change's answers shared by subscriptions with the same query and audience (live delivery).
+    func event(_ change: DecodedChange, for subscription: LiveQueryClient.Subscription, of client: LiveQueryClient,
+               memo: LiveQueryChangeMemo? = nil) throws -> JSON? {
+        let matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after], memo: memo)
         guard let op = Self.event(before: change.before, after: change.after, matchedBefore: matched[0],
                                   matchedAfter: matched[1], watch: subscription.watch)
         else { return nil }
@@ -93,14 +96,15 @@ extension LiveQueryServer {
         if let shown = op == "delete" ? change.before : change.after {
             // Parse sends a `leave` with the new version even when the subscriber just lost read access
             // to it; then only what identifies the object is sent, not contents it may no longer read.
-            let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey)) == true
-            extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead)
+            let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey, memo: memo)) == true
+            extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead, memo: memo)
         }
         if op != "create", op != "delete", let before = change.before {
             // An `enter` may come from gaining read access: the version before was not the subscriber's to read,
             // so only its identity is sent (Parse sends it whole).
-            let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey)) == true
-            extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore)
+            let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey, memo: memo)) == true
+            extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore,
+                                                   memo: memo)
         }
         return client.message(op, requestId: subscription.requestId, extra: extra)
     }

@@ -298,7 +298,7 @@ final class LiveQueryServer: @unchecked Sendable {
     }
 
     func send(_ message: JSON, to id: UInt64) {
-        hub.send(message.jsonText, to: id)
+        hub.send(utf8: message.encoded(), to: id)
     }
 
     /// A request id as JavaScript prints a number (`1`, not `1.0`).

@@ -117,6 +117,11 @@ final class WebSocketHub: @unchecked Sendable {
         post(.send(connection, WebSocketFrame.text(text)))
     }
 
+    /// Sends a text message given as UTF-8 (JSON the server encoded: no String made and checked on the way).
+    func send(utf8 text: [UInt8], to connection: UInt64) {
+        post(.send(connection, WebSocketFrame.encode(.text, text)))
+    }
+
     /// Reports a message given to `receive` handled: its connection may be read further.
     func handled(_ connection: UInt64) {
         post(.handled(connection))
@@ -143,8 +148,12 @@ final class WebSocketHub: @unchecked Sendable {
             guard !state.stopped else { return false }
             if case .stop = command { state.stopped = true }
             state.pending.append(command)
-            var one: UInt64 = 1
-            _ = Glibc.write(wake, &one, 8)
+            // One wake-up per batch: while commands wait, the hub has been woken already and will take them all
+            // (a change sent to 1,000 subscribers made 1,000 eventfd writes).
+            if state.pending.count == 1 {
+                var one: UInt64 = 1
+                _ = Glibc.write(wake, &one, 8)
+            }
             return true
         }
     }
@@ -357,7 +366,7 @@ final class WebSocketHub: @unchecked Sendable {
         }
     }
 
-    /// Forgets the socket, tells `closed`, and hands it back to libmicrohttpd, which closes it.
+    /// Forgets the socket, tells `closed`, and closes it (which gives its connection slot back).
     private func release(_ peer: Peer) {
         closeDeadlines[peer.id] = nil
         guard peers.removeValue(forKey: peer.id) != nil else { return }

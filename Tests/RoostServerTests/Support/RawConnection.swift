@@ -62,6 +62,29 @@ final class RawConnection {
         }
     }
 
+    /// Sends `bytes` as they are (a WebSocket frame, say).
+    func send(bytes: [UInt8]) throws {
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let sent = rest.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Failure(description: "send: errno \(errno)") }
+            rest = rest.dropFirst(sent)
+        }
+    }
+
+    /// Reads until what has arrived contains `marker`; returns all of it (bytes after the marker included).
+    func receive(until marker: String) throws -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let wanted = Array(marker.utf8)
+        while received.firstRange(of: wanted) == nil {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { throw Failure(description: "closed or timed out (errno \(errno)) waiting for \(marker)") }
+            received += buffer[..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
     /// Whether any byte of an answer has arrived (without waiting or consuming it).
     var hasAnswer: Bool {
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)

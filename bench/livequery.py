@@ -84,7 +84,9 @@ class Server:
         self.port = free_port()
         self.log = open(os.path.join(OUT, "livequery-roost.log"), "w")
         self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port), "--data-dir", self.data,
-                                      "--master-key", "bench-master"] + extra_flags,
+                                      "--master-key", "bench-master",
+                                      # 1,000 subscribers per source address: past the default LiveQuery cap (100).
+                                      "--live-query-max-connections-per-ip", "0"] + extra_flags,
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         self.base = f"http://127.0.0.1:{self.port}/parse"
         deadline = time.time() + 30

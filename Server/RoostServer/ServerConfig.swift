@@ -59,5 +59,12 @@ public struct ServerConfig: Sendable {
     /// The largest LiveQuery message (all its fragments); a larger one closes the socket with 1009.
     public var webSocketMaxMessageBytes = 64 * 1024
 
+    /// Parse's `passwordPolicy` (nothing checked by default).
+    public var passwordPolicy = PasswordPolicy()
+    /// Parse's `accountLockout`; nil: no lockout.
+    public var accountLockout: AccountLockoutPolicy?
+    /// The mailer and the email verification and password reset options.
+    public var mail = MailSettings()
+
     public init() {}
 }

@@ -14,6 +14,8 @@ final class SQLiteConnection {
     var changedAuthentication = false
     /// Set by `schemaChanged()`; `Storage.write` invalidates the readers' `SchemaCache` after commit.
     var changedSchema = false
+    /// Set by a write that queued a mail (`MailOutbox`): the sender is woken once it has committed.
+    var queuedMail = false
     /// On the writer: whether `ObjectStore` records the writes of a class (someone subscribed to it), and
     /// what it recorded in the current transaction (`WriteQueue` publishes them once committed).
     var recordsChanges: @Sendable (String) -> Bool = { _ in false }

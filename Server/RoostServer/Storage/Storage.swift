@@ -24,6 +24,8 @@ public final class Storage: Sendable {
     let sessions = SessionCache()
     private let schemas = SchemaCache()
     let triggerHooks = TriggerHookCache()
+    /// Signalled when a committed write queued a mail (`MailSender` waits on it).
+    let mailQueued = Wakeup()
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.
@@ -210,6 +212,36 @@ public final class Storage: Sendable {
                 PRAGMA secure_delete = OFF;
                 """)
         }
+        migrator.registerMigration("v11: accounts and mail") { db in
+            // Out of reach of object queries, as `_password`: the password policy's record of each password
+            // (when it was set, the hashes it replaced), failed log-ins for the lockout, the hashes of emailed
+            // links' tokens, and the mails waiting for the SMTP server (`MailOutbox`).
+            try db.execute(sql: """
+                ALTER TABLE _password ADD COLUMN changedAt INTEGER;
+                ALTER TABLE _password ADD COLUMN history TEXT NOT NULL DEFAULT '[]';
+                CREATE TABLE _login_failure (
+                    userId TEXT PRIMARY KEY NOT NULL,
+                    failedCount INTEGER NOT NULL,
+                    lockedUntil INTEGER
+                );
+                CREATE TABLE _account_token (
+                    tokenHash TEXT PRIMARY KEY NOT NULL,
+                    userId TEXT NOT NULL,
+                    purpose TEXT NOT NULL,
+                    expiresAt INTEGER
+                );
+                CREATE INDEX _account_token_user ON _account_token (userId, purpose);
+                CREATE TABLE _mail_outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    recipient TEXT NOT NULL,
+                    message TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    nextAttemptAt INTEGER NOT NULL,
+                    createdAt INTEGER NOT NULL
+                );
+                CREATE INDEX _mail_outbox_due ON _mail_outbox (nextAttemptAt);
+                """)
+        }
         return migrator
     }
 
@@ -223,17 +255,21 @@ public final class Storage: Sendable {
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         var changedAuthentication = false
         var changedSchema = false
+        var queuedMail = false
         let result = try writer.write { db in
             db.changedAuthentication = false
             db.changedSchema = false
+            db.queuedMail = false
             let value = try body(db)
             changedAuthentication = db.changedAuthentication
             changedSchema = db.changedSchema
+            queuedMail = db.queuedMail
             return value
         }
         // After the commit: see `SessionCache` and `SchemaCache`.
         if changedAuthentication { sessions.invalidate() }
         if changedSchema { schemas.invalidate() }
+        if queuedMail { mailQueued.signal() }
         return result
     }
 

@@ -17,6 +17,13 @@ class Sink:
         self.lock = threading.Lock()
         self.count = len([n for n in os.listdir(directory) if n.endswith(".eml")])
 
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        # A recipient whose local part is "refuse" is refused for good, as a real server refuses an unknown one.
+        if address.split("@")[0] == "refuse":
+            return "550 5.1.1 No such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
             self.count += 1
@@ -40,7 +47,11 @@ def main():
     port = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "0" else free_port()
     controller = Controller(Sink(directory), hostname="127.0.0.1", port=port)
     controller.start()
-    print("listening %d" % port, flush=True)
+    try:
+        print("listening %d" % port, flush=True)
+        os.close(1)  # Nothing more to say; the reader may close its end.
+    except BrokenPipeError:
+        pass
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

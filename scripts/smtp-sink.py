@@ -55,6 +55,8 @@ def main():
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # A parent may spawn us with these blocked (the mask is inherited): they would never arrive.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     while not stop.wait(0.2):
         if os.getppid() == 1:  # The test runner is gone: no stray servers.
             break

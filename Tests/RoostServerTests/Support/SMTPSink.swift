@@ -8,6 +8,7 @@ final class SMTPSink: @unchecked Sendable {
     let directory: URL
     let port: Int
     private var process: ChildProcess?
+    private let ownsDirectory: Bool
 
     /// A received mail: envelope recipient, headers and the decoded text part.
     struct Mail {
@@ -24,6 +25,7 @@ final class SMTPSink: @unchecked Sendable {
     /// Starts the sink; `port` 0 picks a free one. Keeping `directory` across a restart keeps the mails.
     init(port: Int = 0, directory: URL? = nil) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-smtp-\(UUID().uuidString)")
+        ownsDirectory = directory == nil
         let output = try ChildProcess.makePipe()
         defer { close(output.read) }
         process = try ChildProcess(executable: try SMTPSink.python(), arguments: [SMTPSink.script, self.directory.path, String(port)],
@@ -44,7 +46,13 @@ final class SMTPSink: @unchecked Sendable {
         process = nil
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if ownsDirectory {
+            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(atPath: directory.path + ".log")
+        }
+    }
 
     /// Every mail received so far, in order.
     func mails() -> [Mail] {

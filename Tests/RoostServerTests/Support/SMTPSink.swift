@@ -91,7 +91,7 @@ final class SMTPSink: @unchecked Sendable {
         return Base64.decode(lines.joined()).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 
-    private static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
     static let script = packageRoot.appendingPathComponent("scripts/smtp-sink.py").path
 

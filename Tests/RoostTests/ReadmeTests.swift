@@ -17,9 +17,14 @@ import Testing
     static func blocks(_ language: String) throws -> [String] {
         var blocks: [String] = []
         var current: String?
+        var inOtherBlock = false  // A block of another language: its closing fence opens nothing.
         for line in try file("README.md").split(separator: "\n", omittingEmptySubsequences: false) {
-            if current == nil, line == "```" + language {
+            if inOtherBlock {
+                if line == "```" { inOtherBlock = false }
+            } else if current == nil, line == "```" + language {
                 current = ""
+            } else if current == nil, line.hasPrefix("```") {
+                inOtherBlock = true
             } else if current != nil, line == "```" {
                 blocks.append(current!)
                 current = nil

@@ -1,4 +1,5 @@
 import Foundation
+import RoostTestSupport
 import RoostCore
 import Testing
 

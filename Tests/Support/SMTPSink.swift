@@ -1,29 +1,27 @@
 import Foundation
-import RoostCore
-import RoostTestSupport
 
 /// A real SMTP server (Python's aiosmtpd, `scripts/smtp-sink.py`) on a free port: every mail it accepts
 /// is kept as a file, which `mails()` reads back. `make test` installs aiosmtpd into `.build/smtp-venv`.
-final class SMTPSink: @unchecked Sendable {
-    let directory: URL
-    let port: Int
+public final class SMTPSink: @unchecked Sendable {
+    public let directory: URL
+    public let port: Int
     private var process: ChildProcess?
     private let ownsDirectory: Bool
 
     /// A received mail: envelope recipient, headers and the decoded text part.
-    struct Mail {
-        let recipient: String
-        let subject: String
-        let text: String
-        let html: String
-        let raw: String
+    public struct Mail: Sendable {
+        public let recipient: String
+        public let subject: String
+        public let text: String
+        public let html: String
+        public let raw: String
 
         /// The first `http…` line of the text: the link.
-        var link: String? { text.split(separator: "\n").first { $0.hasPrefix("http") }.map(String.init) }
+        public var link: String? { text.split(separator: "\n").first { $0.hasPrefix("http") }.map(String.init) }
     }
 
     /// Starts the sink; `port` 0 picks a free one. Keeping `directory` across a restart keeps the mails.
-    init(port: Int = 0, directory: URL? = nil) throws {
+    public init(port: Int = 0, directory: URL? = nil) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-smtp-\(UUID().uuidString)")
         ownsDirectory = directory == nil
         let output = try ChildProcess.makePipe()
@@ -34,14 +32,14 @@ final class SMTPSink: @unchecked Sendable {
         // Up to the end of the line: the port may come in a later read than the word before it.
         guard let seen = ChildProcess.read(output.read, until: "\n"), seen.hasPrefix("listening"),
             let found = seen.split(separator: " ").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
-        else { throw TestServerError.exited(output: (try? String(contentsOfFile: self.directory.path + ".log", encoding: .utf8)) ?? "") }
+        else { throw SMTPSinkError(description: "the SMTP sink did not start: " + ((try? String(contentsOfFile: self.directory.path + ".log", encoding: .utf8)) ?? "")) }
         self.port = found
     }
 
-    var url: String { "smtp://127.0.0.1:\(port)" }
+    public var url: String { "smtp://127.0.0.1:\(port)" }
 
     /// Stops the SMTP server (its port refuses connections until another sink takes it).
-    func stop() {
+    public func stop() {
         _ = process?.terminate()
         process = nil
     }
@@ -55,7 +53,7 @@ final class SMTPSink: @unchecked Sendable {
     }
 
     /// Every mail received so far, in order.
-    func mails() -> [Mail] {
+    public func mails() -> [Mail] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
         return names.compactMap { name in
             (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)).map(SMTPSink.parse)
@@ -63,7 +61,7 @@ final class SMTPSink: @unchecked Sendable {
     }
 
     /// Waits until `count` mails have come (polling; at most `timeout` seconds) and returns them all.
-    func waitForMails(_ count: Int, timeout: Double = 20) async throws -> [Mail] {
+    public func waitForMails(_ count: Int, timeout: Double = 20) async throws -> [Mail] {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let received = mails()
@@ -88,21 +86,25 @@ final class SMTPSink: @unchecked Sendable {
         guard let start = message.range(of: "Content-Type: \(type)") else { return "" }
         let afterHeaders = message[start.upperBound...].range(of: "\n\n").map { message[$0.upperBound...] } ?? ""
         let lines = afterHeaders.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.hasPrefix("--") && !$0.isEmpty }
-        return Base64.decode(lines.joined()).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return Data(base64Encoded: lines.joined()).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    static let script = packageRoot.appendingPathComponent("scripts/smtp-sink.py").path
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    public static let script = packageRoot.appendingPathComponent("scripts/smtp-sink.py").path
 
     /// The venv `make test` fills with aiosmtpd, else `python3` on the PATH (which must have aiosmtpd).
-    static func python() throws -> String {
+    public static func python() throws -> String {
         let venv = packageRoot.appendingPathComponent(".build/smtp-venv/bin/python").path
         if FileManager.default.isExecutableFile(atPath: venv) { return venv }
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
             let candidate = "\(directory)/python3"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        throw TestServerError.binaryNotFound(["python3 with aiosmtpd (make test installs it into .build/smtp-venv)"])
+        throw SMTPSinkError(description: "no python3 with aiosmtpd (make test installs it into .build/smtp-venv)")
     }
+}
+
+public struct SMTPSinkError: Error, CustomStringConvertible {
+    public let description: String
 }

@@ -64,28 +64,44 @@ final class MailSender: @unchecked Sendable {
             let now = ParseDate.now().millisecondsSince1970
             guard let (mails, nextDue) = try? storage.read({ db in try MailOutbox.due(now: now, limit: 20, in: db) }) else { return now + 1000 }
             if mails.isEmpty { return nextDue }
-            for mail in mails where !stopping.load(ordering: .sequentiallyConsistent) { deliver(mail, with: client) }
+            for mail in mails where !stopping.load(ordering: .sequentiallyConsistent) {
+                // The outbox could not be updated (a full disk): wait before looking again, or the same mail goes again at once.
+                guard deliver(mail, with: client) else { return now + 5000 }
+            }
         }
         return nil
     }
 
-    private func deliver(_ mail: MailOutbox.Pending, with client: SMTPClient) {
+    /// Sends one mail and records the outcome; false when the outbox could not be updated.
+    private func deliver(_ mail: MailOutbox.Pending, with client: SMTPClient) -> Bool {
         let domain = mail.recipient.split(separator: "@").last.map(String.init) ?? "?"
+        let smtpError: SMTPError
         do {
             try client.send(from: settings.sender, to: mail.recipient, message: Array(mail.message.utf8))
-            try storage.write { db in try MailOutbox.delete(mail.id, in: db) }
             logger.info("mail \(mail.id) to a recipient at \(domain): sent")
+            return record { db in try MailOutbox.delete(mail.id, in: db) }
         } catch let error as SMTPError {
-            let now = ParseDate.now().millisecondsSince1970
-            if error.isPermanent || now - mail.createdAt > Self.giveUpAfterMilliseconds {
-                _ = try? storage.write { db in try MailOutbox.delete(mail.id, in: db) }
-                logger.error("mail \(mail.id) to a recipient at \(domain): dropped: \(error)")
-            } else {
-                _ = try? storage.write { db in try MailOutbox.postpone(mail, now: now, cap: settings.retryCapMilliseconds, in: db) }
-                logger.warning("mail \(mail.id) to a recipient at \(domain): try \(mail.attempts + 1) failed, will retry: \(error)")
-            }
+            smtpError = error
         } catch {
             logger.error("mail \(mail.id): \(error)")
+            return false
+        }
+        let now = ParseDate.now().millisecondsSince1970
+        if smtpError.isPermanent || now - mail.createdAt > Self.giveUpAfterMilliseconds {
+            logger.error("mail \(mail.id) to a recipient at \(domain): dropped: \(smtpError)")
+            return record { db in try MailOutbox.delete(mail.id, in: db) }
+        }
+        logger.warning("mail \(mail.id) to a recipient at \(domain): try \(mail.attempts + 1) failed, will retry: \(smtpError)")
+        return record { db in try MailOutbox.postpone(mail, now: now, cap: settings.retryCapMilliseconds, in: db) }
+    }
+
+    private func record(_ change: (SQLiteConnection) throws -> Void) -> Bool {
+        do {
+            try storage.write(change)
+            return true
+        } catch {
+            logger.error("mail: cannot update the outbox: \(error)")
+            return false
         }
     }
 

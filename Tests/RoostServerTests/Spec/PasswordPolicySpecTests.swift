@@ -117,4 +117,68 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: directory + "/roost.sqlite"))
         }
     }
+    /// A user `user1` (password `user1`, email `user1@parse.com`) on a mail-enabled server, and the token of the
+    /// reset link mailed to them.
+    private func resetLink(_ accounts: AccountServer, password: String = "user1") async throws -> String {
+        _ = try await accounts.api.signUp("user1", password, ["email": "user1@parse.com"])
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "user1@parse.com"])
+        return try #require(token(in: try await accounts.sink.waitForMails(1).last?.link))
+    }
+
+    private func reset(_ accounts: AccountServer, _ token: String, _ password: String,
+                       headers: [String: String] = [:]) throws -> PageResponse {
+        try accounts.page("/parse/apps/\(TestServer.applicationId)/request_password_reset",
+                          form: [("new_password", password), ("token", token), ("username", "user1")], headers: headers)
+    }
+
+    // spec: PasswordPolicy.spec.js: should reset password if new password conforms to password policy
+    // spec: PasswordPolicy.spec.js: should fail to reset password if the new password does not conform to password policy
+    @Test func resetFollowsThePattern() async throws {
+        let accounts = try AccountServer(["--password-validator-pattern", "[0-9]+",
+                                          "--password-validation-error", "Password should contain at least one digit."])
+        let token = try await resetLink(accounts, password: "user1")
+        let refused = try reset(accounts, token, "hasnodigit")
+        #expect(refused.body == "Found. Redirecting to \(accounts.publicURL)/apps/choose_password?username=user1&token=\(token)"
+                + "&id=\(TestServer.applicationId)&error=Password%20should%20contain%20at%20least%20one%20digit.&app=coolapp")
+        let accepted = try reset(accounts, token, "has2init")
+        #expect(accepted.body == "Found. Redirecting to \(accounts.publicURL)/apps/password_reset_success.html?username=user1")
+        _ = try await accounts.api.logIn("user1", "has2init")
+    }
+
+    // spec: PasswordPolicy.spec.js: should fail to reset password if the new password contains username and not allowed by password policy
+    // spec: PasswordPolicy.spec.js: Should return error when password violates Password Policy and reset through ajax
+    // spec: PasswordPolicy.spec.js: should reset password even if the new password contains user name while the policy allows
+    @Test func resetAndTheUsername() async throws {
+        let strict = try AccountServer(["--password-do-not-allow-username"])
+        let token = try await resetLink(strict, password: "r@nd0m")
+        let refused = try reset(strict, token, "xuser12")
+        #expect(refused.location?.contains("&error=Password%20cannot%20contain%20your%20username.&") == true, "\(refused.head)")
+        let ajax = try reset(strict, token, "xuser12", headers: ["X-Requested-With": "XMLHttpRequest"])
+        #expect(ajax.status == 400 && ajax.body == #"{"code":-1,"error":"Password cannot contain your username."}"#)
+        let lenient = try AccountServer(["--password-validator-pattern", "[0-9]+"])
+        let other = try await resetLink(lenient, password: "r@nd0m")
+        #expect(try reset(lenient, other, "uuser11").location?.hasSuffix("password_reset_success.html?username=user1") == true)
+        _ = try await lenient.api.logIn("user1", "uuser11")
+    }
+
+    // spec: PasswordPolicy.spec.js: should fail to reset if the new password is same as the last password
+    @Test func resetAndTheHistory() async throws {
+        let accounts = try AccountServer(["--max-password-history", "1"])
+        let token = try await resetLink(accounts)
+        #expect(try reset(accounts, token, "user1").body
+                == "Found. Redirecting to \(accounts.publicURL)/apps/choose_password?username=user1&token=\(token)"
+                + "&id=\(TestServer.applicationId)&error=New%20password%20should%20not%20be%20the%20same%20as%20last%201%20passwords.&app=coolapp")
+        _ = try await accounts.api.logIn("user1", "user1")
+    }
+
+    // spec: PasswordPolicy.spec.js: should not keep reset token by default
+    @Test func eachRequestMailsANewLink() async throws {
+        let accounts = try AccountServer()
+        let first = try await resetLink(accounts)
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "user1@parse.com"])
+        let second = try #require(token(in: try await accounts.sink.waitForMails(2).last?.link))
+        #expect(first != second)
+        #expect(try accounts.page("/parse/apps/\(TestServer.applicationId)/request_password_reset?token=\(first)&username=user1").location
+                == "\(accounts.publicURL)/apps/invalid_link.html")  // Only the latest link works.
+    }
 }

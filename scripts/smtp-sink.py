@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """A real SMTP server for the mail tests (aiosmtpd): each message it accepts is written to
 <directory>/<n>.eml (atomically), and its port is printed as "listening <port>" once it accepts.
-Usage: smtp-sink.py <directory> [port]   (port 0 or absent: a free one). Stops on SIGTERM/SIGINT."""
+Usage: smtp-sink.py <directory> [port] [--tls cert key | --starttls cert key] [--login user:password]
+(port 0 or absent: a free one). --tls: TLS from the start (smtps); --starttls: STARTTLS required before MAIL.
+--login: AUTH required, with this user and password (only over TLS). Stops on SIGTERM/SIGINT."""
 import os
 import signal
+import ssl
 import socket
 import sys
 import threading
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
 
 
 class Sink:
@@ -42,10 +46,33 @@ def free_port():
 
 
 def main():
-    directory = sys.argv[1]
+    args = sys.argv[1:]
+    directory = args.pop(0)
     os.makedirs(directory, exist_ok=True)
-    port = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "0" else free_port()
-    controller = Controller(Sink(directory), hostname="127.0.0.1", port=port)
+    port = int(args.pop(0)) if args and not args[0].startswith("--") and args[0] != "0" else free_port()
+    if args and args[0] == "0":
+        args.pop(0)
+    options = {}
+    while args:
+        flag = args.pop(0)
+        if flag in ("--tls", "--starttls"):
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(args.pop(0), args.pop(0))
+            if flag == "--tls":
+                options["ssl_context"] = context
+            else:
+                options["tls_context"] = context
+                options["require_starttls"] = True
+        elif flag == "--login":
+            expected = args.pop(0).encode().split(b":", 1)
+
+            def authenticate(server, session, envelope, mechanism, data, expected=expected):
+                good = isinstance(data, LoginPassword) and [data.login, data.password] == expected
+                return AuthResult(success=good)
+
+            options["auth_required"] = True
+            options["authenticator"] = authenticate
+    controller = Controller(Sink(directory), hostname="127.0.0.1", port=port, **options)
     controller.start()
     try:
         print("listening %d" % port, flush=True)

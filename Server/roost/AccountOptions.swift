@@ -7,6 +7,8 @@ import RoostServer
 struct AccountOptions: ParsableArguments {
     @Option(help: "SMTP server for mail: smtp://[user:password@]host[:port] (STARTTLS when offered, required with a password) or smtps://… (env ROOST_SMTP_URL, default none: no mail).")
     var smtpUrl: String?
+    @Option(help: "PEM file of the certificate authorities to trust for the SMTP server's TLS certificate (env ROOST_SMTP_CA_FILE, default the system's).")
+    var smtpCaFile: String?
     @Option(help: "Sender address of mails (env ROOST_MAIL_FROM, default noreply@ the public server URL's host).") var mailFrom: String?
     @Option(help: "App name in mails and pages (env ROOST_APP_NAME; needed for mail).") var appName: String?
     @Option(help: "URL clients reach the API at, e.g. https://example.com/parse: the base of emailed links (env ROOST_PUBLIC_SERVER_URL; needed for mail).")
@@ -43,6 +45,7 @@ struct AccountOptions: ParsableArguments {
     func apply(to config: inout ServerConfig, _ settings: Settings) throws {
         var mail = MailSettings()
         mail.smtpURL = settings.string(smtpUrl, "smtp-url").flatMap { $0.isEmpty ? nil : $0 }
+        mail.certificateAuthorities = settings.string(smtpCaFile, "smtp-ca-file")
         mail.from = settings.string(mailFrom, "mail-from")
         mail.appName = settings.string(appName, "app-name")
         mail.publicServerURL = settings.string(publicServerUrl, "public-server-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }

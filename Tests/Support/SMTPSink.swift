@@ -21,12 +21,13 @@ public final class SMTPSink: @unchecked Sendable {
     }
 
     /// Starts the sink; `port` 0 picks a free one. Keeping `directory` across a restart keeps the mails.
-    public init(port: Int = 0, directory: URL? = nil) throws {
+    /// - Parameter options: `["--starttls", cert, key]`, `["--tls", cert, key]`, `["--login", "user:password"]` (see the script).
+    public init(port: Int = 0, directory: URL? = nil, options: [String] = []) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-smtp-\(UUID().uuidString)")
         ownsDirectory = directory == nil
         let output = try ChildProcess.makePipe()
         defer { close(output.read) }
-        process = try ChildProcess(executable: try SMTPSink.python(), arguments: [SMTPSink.script, self.directory.path, String(port)],
+        process = try ChildProcess(executable: try SMTPSink.python(), arguments: [SMTPSink.script, self.directory.path, String(port)] + options,
                                    stdout: output.write, stderrPath: self.directory.path + ".log")
         close(output.write)
         // Up to the end of the line: the port may come in a later read than the word before it.

@@ -45,7 +45,7 @@ final class MailSender: @unchecked Sendable {
         guard let url = settings.smtpURL else { return }
         let client: SMTPClient
         do {
-            client = try SMTPClient(url: url)
+            client = try SMTPClient(url: url, certificateAuthorities: settings.certificateAuthorities)
         } catch {
             return logger.error("mail: cannot start the SMTP client: \(error)")
         }

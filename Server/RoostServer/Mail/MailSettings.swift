@@ -4,6 +4,8 @@ public struct MailSettings: Sendable {
     /// `smtp://[user:password@]host[:port]` (STARTTLS when offered; required with a password) or `smtps://` (TLS from
     /// the start). Without it there is no mailer, and the mail endpoints answer as Parse without an email adapter.
     public var smtpURL: String?
+    /// A PEM file of the certificate authorities the SMTP server's certificate must chain to; nil: the system's.
+    public var certificateAuthorities: String?
     /// The sender (`From` and the SMTP envelope); by default `noreply@` the public server URL's host.
     public var from: String?
     /// The app's name in mails and pages (Parse's `appName`).

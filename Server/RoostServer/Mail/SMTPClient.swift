@@ -23,11 +23,15 @@ final class SMTPClient {
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     /// - Throws: `SMTPError` when libcurl cannot make a handle.
-    init(url: String) throws {
+    private let certificateAuthorities: String?
+
+    /// - Parameter certificateAuthorities: a PEM file to verify the server's certificate with (libcurl's system store otherwise).
+    init(url: String, certificateAuthorities: String? = nil) throws {
         _ = Self.globalInit
         guard let handle = curl_easy_init() else { throw SMTPError(code: -1, reply: 0, message: "curl_easy_init failed") }
         self.handle = handle
         self.url = url
+        self.certificateAuthorities = certificateAuthorities
         let components = URLComponents(string: url)
         requiresTLS = components?.scheme == "smtps" || components?.password != nil
     }
@@ -55,6 +59,7 @@ final class SMTPClient {
             try check(roost_curl_set_long(handle, CURLOPT_INFILESIZE, bytes.count))
             let tls = requiresTLS ? CURLUSESSL_ALL : CURLUSESSL_TRY
             try check(roost_curl_set_long(handle, CURLOPT_USE_SSL, Int(tls.rawValue)))
+            if let certificateAuthorities { try check(roost_curl_set_string(handle, CURLOPT_CAINFO, certificateAuthorities)) }
             try check(roost_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))  // Timeouts without SIGALRM (threads).
             try check(roost_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 10))
             try check(roost_curl_set_long(handle, CURLOPT_TIMEOUT, 60))

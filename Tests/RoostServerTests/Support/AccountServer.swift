@@ -12,13 +12,15 @@ final class AccountServer: @unchecked Sendable {
     let port: Int
     var publicURL: String { "http://127.0.0.1:\(port)/parse" }
 
+    /// - Parameter smtpURLFromEnvironment: the SMTP URL is `ROOST_SMTP_URL` in `environment` (a URL with a password,
+    ///   kept off the command line), not the sink's plain `smtp://` one.
     init(_ extra: [String] = [], sink: SMTPSink? = nil, port: Int? = nil, dataDirectory: URL? = nil,
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], smtpURLFromEnvironment: Bool = false) throws {
         self.sink = try sink ?? SMTPSink()
         self.port = try port ?? AccountServer.freePort()
-        api = try RecordingServer(arguments: fastHashing + [
-            "--port", String(self.port), "--smtp-url", self.sink.url, "--app-name", "coolapp",
-            "--public-server-url", "http://127.0.0.1:\(self.port)/parse",
+        let smtp = smtpURLFromEnvironment ? [] : ["--smtp-url", self.sink.url]
+        api = try RecordingServer(arguments: fastHashing + ["--port", String(self.port)] + smtp + [
+            "--app-name", "coolapp", "--public-server-url", "http://127.0.0.1:\(self.port)/parse",
         ] + extra, dataDirectory: dataDirectory, environment: environment)
     }
 

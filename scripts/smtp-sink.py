@@ -68,7 +68,7 @@ def main():
 
             def authenticate(server, session, envelope, mechanism, data, expected=expected):
                 good = isinstance(data, LoginPassword) and [data.login, data.password] == expected
-                return AuthResult(success=good)
+                return AuthResult(success=good, handled=False)  # handled=False: aiosmtpd answers 535 itself.
 
             options["auth_required"] = True
             options["authenticator"] = authenticate

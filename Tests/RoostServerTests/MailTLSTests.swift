@@ -74,4 +74,18 @@ import Testing
         #expect(sink.mails().isEmpty)
         #expect(accounts.api.server.log().contains("will retry: SSL peer certificate"), "\(accounts.api.server.log())")
     }
+    /// A refused login (535) is the configuration's fault: the mail waits for it to be fixed, it is not dropped.
+    @Test func aRefusedLoginKeepsTheMail() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (cert, key) = try certificate()
+        let sink = try SMTPSink(options: ["--starttls", cert, key, "--login", "roost:right"])
+        let accounts = try AccountServer(["--smtp-ca-file", cert], sink: sink,
+                                         environment: ["ROOST_SMTP_URL": "smtp://roost:wrong@127.0.0.1:\(sink.port)",
+                                                       "ROOST_TEST_MAIL_RETRY_CAP_MS": "500"],
+                                         smtpURLFromEnvironment: true)
+        try await requestReset(accounts)
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        let log = accounts.api.server.log()
+        #expect(sink.mails().isEmpty && log.contains("will retry: Login denied") && !log.contains("dropped"), "\(log)")
+    }
 }

@@ -8,7 +8,8 @@ struct SMTPError: Error, CustomStringConvertible {
     let reply: Int
     let message: String
 
-    var isPermanent: Bool { reply >= 500 && reply < 600 }
+    /// A 5xx reply, except a refused login (535): that is the configuration's fault, and mails wait for it to be fixed.
+    var isPermanent: Bool { reply >= 500 && reply < 600 && code != Int32(CURLE_LOGIN_DENIED.rawValue) }
     var description: String { reply > 0 ? "\(message) (SMTP reply \(reply))" : message }
 }
 

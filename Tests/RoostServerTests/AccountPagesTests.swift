@@ -63,4 +63,18 @@ import Testing
         #expect(!page.body.contains("<script>") && !page.body.contains("<img>") && !page.body.contains("\"\">"))
         #expect(!accounts.api.server.log().contains("internal error"))
     }
+    /// A new password set another way (`PUT /users/<id>`) ends the reset links mailed before, as an email change does.
+    @Test func aPasswordChangeEndsResetLinks() async throws {
+        let accounts = try AccountServer()
+        let account = try await accounts.api.signUp("zxcv", "asdf", ["email": "user@parse.com"])
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "user@parse.com"])
+        let link = try #require(try await accounts.sink.waitForMails(1).first?.link)
+        #expect(try await accounts.api.send("PUT", "/users/\(account.id)", json: ["password": "changed"], token: account.token).status == 200)
+        #expect(try accounts.page(link).location == "\(accounts.publicURL)/apps/invalid_link.html")
+        let resetToken = try #require(token(in: link))
+        let late = try accounts.page("/parse/apps/\(TestServer.applicationId)/request_password_reset",
+                                     form: [("new_password", "mine now"), ("token", resetToken), ("username", "zxcv")])
+        #expect(late.location?.contains("error=Failed%20to%20reset%20password") == true)
+        _ = try await accounts.api.logIn("zxcv", "changed")
+    }
 }

@@ -53,6 +53,8 @@ enum LogIn {
         let (password, found) = try lookUp(request, context: context)
         guard let (user, hash) = found else {
             context.passwords.simulateVerification(holdingWriter: context.transaction != nil)
+            // With a lockout, a known user's failure costs a write: so does an unknown one's, so the time tells nothing.
+            if context.config.accountLockout != nil { try context.write { _ in } }
             throw invalid
         }
         let matches = context.verifyPassword(password, against: hash)

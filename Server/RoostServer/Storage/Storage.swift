@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 import GRDB
 import RoostCore
 
@@ -26,6 +27,9 @@ public final class Storage: Sendable {
     let triggerHooks = TriggerHookCache()
     /// Signalled when a committed write queued a mail (`MailSender` waits on it).
     let mailQueued = Wakeup()
+    /// Writes a request leaves behind it, run in order once it has been answered; `close()` waits for them.
+    private let deferredWrites = DispatchQueue(label: "roost.deferred-writes")
+    private let pendingDeferredWrites = DispatchGroup()
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.
@@ -297,8 +301,19 @@ public final class Storage: Sendable {
     /// Stops every read in progress and any later one (shutdown: nothing waits for a slow query).
     func interruptReads() { readers.interruptAll() }
 
+    /// Runs `work` (which writes) on a queue of its own 100 ms from now, when the caller's answer has gone out
+    /// (started at once, it competed with sending that answer: measurably slower replies); `close()` waits for it.
+    func deferWrite(_ work: @escaping @Sendable () -> Void) {
+        pendingDeferredWrites.enter()
+        deferredWrites.asyncAfter(deadline: .now() + .milliseconds(100)) { [pendingDeferredWrites] in
+            work()
+            pendingDeferredWrites.leave()
+        }
+    }
+
     /// Checkpoints the WAL into the database file and closes every connection. No request may be running.
     public func close() throws {
+        pendingDeferredWrites.wait()  // The deferred writes first, while the writer is open.
         checkpointer.stop()
         readers.close()
         try writer.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false) }

@@ -20,11 +20,12 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CPCRE2", path: "Sources/CPCRE2"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .target(name: "RoostCore", path: "Sources/RoostCore"),
         .target(
             name: "RoostServer",
             dependencies: [
-                "RoostCore", "CMicroHTTPD", "COpenSSL", "CSQLite", "CPCRE2",
+                "RoostCore", "CMicroHTTPD", "COpenSSL", "CSQLite", "CPCRE2", "CCurl",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

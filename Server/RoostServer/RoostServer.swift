@@ -21,6 +21,7 @@ public final class RoostServer: @unchecked Sendable {
     private var liveQuery: LiveQueryServer?
     private var pruner: IdempotencyPruner?
     private var changeLogTrimmer: ChangeLogTrimmer?
+    private var mailSender: MailSender?
     private let requestCounter = RequestCounter()
     private let faults: FaultInjection
     private var writeBatcher: WriteBatcher!
@@ -29,6 +30,8 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
+        var config = config
+        config.mail.templates = MailTemplates.load(dataDirectory: config.dataDirectory)
         self.config = config
         self.logger = logger
         faults = FaultInjection(config)
@@ -47,6 +50,7 @@ public final class RoostServer: @unchecked Sendable {
         SchemaRoutes.register(in: &router)
         ConfigRoutes.register(in: &router)
         UnpoweredRoutes.register(in: &router)
+        AccountRoutes.register(in: &router)
         HookRoutes.register(in: &router)
         AdminRoutes.register(in: &router)
         AggregateRoutes.register(in: &router)
@@ -85,6 +89,10 @@ public final class RoostServer: @unchecked Sendable {
         ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server
         pruner = IdempotencyPruner(storage: storage)
+        if config.mail.smtpURL != nil {
+            mailSender = MailSender(storage: storage, settings: config.mail, logger: logger)
+            mailSender?.start()
+        }
         return server.port
     }
 
@@ -98,6 +106,7 @@ public final class RoostServer: @unchecked Sendable {
         passwordWorkers.stop()
         pruner?.stop()
         changeLogTrimmer?.stop()
+        mailSender?.stop()
         do {
             try storage.close()
         } catch let error as SQLiteError where error.code & 0xff == 13 {  // SQLITE_FULL
@@ -175,6 +184,8 @@ public final class RoostServer: @unchecked Sendable {
         if segments == ["health"] { return encode(APIResponse(body: ["status": "ok"])) }
         if request.bodyTooLarge { throw APIError.payloadTooLarge(limit: config.maxBodyBytes) }
         if segments.first == "files" { return try handleFile(request, segments: segments) }  // Bodies are not JSON.
+        if segments.first == "apps" { return accountPage(request, segments: segments, requestId: requestId, logger: logger,
+                                                         started: started, later: later) }
 
         var body = try parseBody(request.body)
         var method = request.method
@@ -245,6 +256,23 @@ public final class RoostServer: @unchecked Sendable {
             return nil
         }
         return encode(try dispatch(apiRequest, context))
+    }
+
+    /// The pages of emailed links (`AccountPages`); no keys needed, as in Parse. Setting a password hashes it:
+    /// that runs on a password worker, the connection parked meanwhile.
+    private func accountPage(_ request: HTTPRequest, segments: [String], requestId: String, logger: Logger, started: DispatchTime,
+                             later: LaterReply?) -> HTTPResponse? {
+        let context = RequestContext(
+            config: config, storage: storage, isMaster: false, user: nil, installationId: nil, requestId: requestId, logger: logger,
+            publicURL: publicURL(request), transaction: nil, passwords: PreparedPasswords(hasher: config.passwordHasher))
+        let pages = AccountPages(context: context)
+        guard let later, AccountPages.setsPassword(request.method, segments) else { return pages.respond(request, segments: segments) }
+        later.suspend()
+        passwordWorkers.submit { [self] in
+            let reply = pages.respond(request, segments: segments)
+            later.send { [self] in finish(.success(reply), of: request, started: started, logger: logger) }
+        }
+        return nil
     }
 
     /// Switches a LiveQuery client to WebSocket (Parse-Swift keeps the server URL's path; other clients use `/`).

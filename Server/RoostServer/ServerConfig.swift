@@ -73,5 +73,12 @@ public struct ServerConfig: Sendable {
     /// Test-only override: `ROOST_TEST_CLOSE_TIMEOUT_MS`.
     public var webSocketCloseTimeoutMilliseconds = 5_000
 
+    /// Parse's `passwordPolicy` (nothing checked by default).
+    public var passwordPolicy = PasswordPolicy()
+    /// Parse's `accountLockout`; nil: no lockout.
+    public var accountLockout: AccountLockoutPolicy?
+    /// The mailer and the email verification and password reset options.
+    public var mail = MailSettings()
+
     public init() {}
 }

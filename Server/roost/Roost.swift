@@ -79,6 +79,7 @@ struct Serve: ParsableCommand {
     var liveQueryMaxMessage: Int?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
+    @OptionGroup var accounts: AccountOptions
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
@@ -154,6 +155,10 @@ struct Serve: ParsableCommand {
         let level = try settings.converted(logLevel, "log-level", expected: "trace, debug, info, notice, warning, error or critical") {
             Logger.Level(rawValue: $0)
         } ?? .info
+        try accounts.apply(to: &config, settings)
+        if let value = environment["ROOST_TEST_MAIL_RETRY_CAP_MS"] {  // Test-only: mail retries sooner than every 5 minutes.
+            config.mail.retryCapMilliseconds = Int64(max(100, try parse(value, "ROOST_TEST_MAIL_RETRY_CAP_MS", Int.init)))
+        }
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.
             config.failFirstWrites = max(0, try parse(value, "ROOST_TEST_FAIL_FIRST_WRITES", Int.init))

@@ -40,6 +40,8 @@ public struct ParseErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let passwordMissing = ParseErrorCode(rawValue: 201)
     public static let usernameTaken = ParseErrorCode(rawValue: 202)
     public static let emailTaken = ParseErrorCode(rawValue: 203)
+    public static let emailMissing = ParseErrorCode(rawValue: 204)
+    public static let emailNotFound = ParseErrorCode(rawValue: 205)
     public static let sessionMissing = ParseErrorCode(rawValue: 206)
     public static let accountAlreadyLinked = ParseErrorCode(rawValue: 208)
     public static let invalidSessionToken = ParseErrorCode(rawValue: 209)

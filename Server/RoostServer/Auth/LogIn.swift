@@ -10,6 +10,7 @@ enum LogIn {
         let upgraded = context.config.passwordHasher.needsRehash(hash) ? try context.hashPassword(password) : nil
         let token = try context.write { db -> String in
             if let upgraded { try UserStore.setPasswordHash(upgraded, of: user.objectId, in: db) }
+            try PasswordRecord.checkAge(of: user.objectId, policy: context.config.passwordPolicy, in: db)
             return try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
         }
         return APIResponse(body: try UserRoutes.withFileURLs(
@@ -52,11 +53,18 @@ enum LogIn {
         let (password, found) = try lookUp(request, context: context)
         guard let (user, hash) = found else {
             context.passwords.simulateVerification(holdingWriter: context.transaction != nil)
+            // With a lockout, a known user's failure costs a write: so does an unknown one's, so the time tells nothing.
+            if context.config.accountLockout != nil { try context.write { _ in } }
             throw invalid
         }
-        guard context.verifyPassword(password, against: hash) else { throw invalid }
+        let matches = context.verifyPassword(password, against: hash)
+        if let policy = context.config.accountLockout {
+            try context.write { db in try AccountLockout.recordAttempt(userId: user.objectId, succeeded: matches, policy: policy, in: db) }
+        }
+        guard matches else { throw invalid }
         // An empty ACL (which only the master key can set) locks the user out, as in Parse's `UsersRouter`.
         if !context.isMaster, user.acl == .object([:]) { throw invalid }
+        try EmailVerification.checkLogIn(user, ignoringVerification: ignoresVerification(request, context: context), context: context)
         return (user, hash, password)
     }
 
@@ -96,6 +104,13 @@ enum LogIn {
             return (user, hash)
         }
         return (password, found)
+    }
+
+    /// `ignoreEmailVerification`, which only the master key may send (Parse's `_authenticateUserFromRequest`).
+    private static func ignoresVerification(_ request: APIRequest, context: RequestContext) -> Bool {
+        guard context.isMaster else { return false }
+        if case .object(let members)? = request.body, members["ignoreEmailVerification"] == .bool(true) { return true }
+        return request.query["ignoreEmailVerification"] == "true"
     }
 
     /// JavaScript truthiness, which Parse's checks use: `null`, `false`, `0` and `""` count as missing.

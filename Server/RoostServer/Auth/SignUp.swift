@@ -28,19 +28,30 @@ enum SignUp {
                                "sessionToken": update.body["sessionToken"] ?? .null]
             return APIResponse(status: 201, body: reply, headers: [location(caller.id, context)])
         }
+        try context.config.passwordPolicy.check(password, username: credentials.username)
         let hash = try context.hashPassword(password)  // Before taking the writer (hashed ahead inside a batch).
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
-        return try context.write { db in
+        let withholdsSession = EmailVerification.withholdsSession(signingUpWithEmail: credentials.email, context: context)
+        let response = try context.write { db in
             let schema = try UserStore.schema(in: db)
             try UserWriter.checkUnique(credentials, userId: nil, schema: schema, in: db)
             let user = try insert(credentials, changes, schema: schema, context: context, in: db)
-            try UserStore.setPasswordHash(hash, of: user.objectId, in: db)
-            let token = try UserWriter.startSession(for: user.objectId, action: "signup", provider: "password", context: context, in: db)
-            return APIResponse(
-                status: 201,
-                body: ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso), "sessionToken": .string(token)],
-                headers: [location(user.objectId, context)])
+            try PasswordRecord.setPassword(hash, of: user.objectId, policy: context.config.passwordPolicy, in: db)
+            if EmailVerification.applies(toEmail: credentials.email, context: context) {
+                try AccountMail.queueVerification(for: user, context: context, in: db)
+            }
+            var body: [String: JSON] = ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso)]
+            // With log-ins waiting for a verified email, a sign-up starts no session either (Parse's `rejectSignup`).
+            if !withholdsSession {
+                body["sessionToken"] = .string(
+                    try UserWriter.startSession(for: user.objectId, action: "signup", provider: "password", context: context, in: db))
+            }
+            return APIResponse(status: 201, body: .object(body), headers: [location(user.objectId, context)])
         }
+        if withholdsSession, context.config.mail.preventSignupWithUnverifiedEmail {
+            throw ParseError(.emailNotFound, "User email is not verified.")  // After the commit: the user exists, as in Parse.
+        }
+        return response
     }
 
     /// New anonymous id: 201 with a generated username. Known id: a log-in, 200 with the whole user.
@@ -79,7 +90,8 @@ enum SignUp {
         let schema = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
         let now = ParseDate.now()
         let objectId = try SecureRandom.objectId()
-        let fields = try UserWriter.applying(credentials, changes, to: nil)
+        var fields = try UserWriter.applying(credentials, changes, to: nil)
+        if EmailVerification.applies(toEmail: credentials.email, context: context) { fields["emailVerified"] = .bool(false) }
         let user = StoredObject(objectId: objectId, createdAt: now, updatedAt: now,
                                 acl: UserWriter.ownerACL(changes.acl, userId: objectId), fields: fields)
         try ObjectStore.insert(user, into: schema, in: db)

@@ -101,3 +101,21 @@ enum UserStore {
         return json
     }
 }
+
+extension UserStore {
+    /// The user with exactly this username (no fallback to emails, as a log-in has).
+    static func find(exactUsername username: String, schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
+        try db.fetchRows(
+            "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE lower(json_extract(data, '$.username')) = lower(?) AND json_extract(data, '$.username') = ?",
+            [.text(username), .text(username)], cacheable: true).first.map { StoredRow($0, className: className) }
+    }
+
+    /// The user a password reset for `email` is for: the one with this email, else the one with this
+    /// username and no email (Parse's `setPasswordResetToken` query).
+    static func find(resetEmail email: String, schema: ClassSchema, in db: some SQLQuerying) throws -> StoredRow? {
+        if let row = try find(username: nil, email: email, schema: schema, in: db) { return row }
+        guard let row = try find(exactUsername: email, schema: schema, in: db) else { return nil }
+        let user = try row.decoded()
+        return user.fields["email"] == nil || user.fields["email"] == .null ? row : nil
+    }
+}

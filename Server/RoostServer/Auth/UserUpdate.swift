@@ -12,8 +12,12 @@ enum UserUpdate {
         try checkSession(context, refusal: "Cannot modify user \(userId).")
         let credentials = try UserWriter.credentials(from: body, context: context)
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: false)
+        if let password = credentials.password { try checkPolicy(password, credentials.username, userId: userId, context: context) }
         let hash = try credentials.password.map { try context.hashPassword($0) }  // Before taking the writer (hashed ahead inside a batch).
         let setsCredentials = credentials.username != nil || credentials.password != nil
+        // A new password or email ends the reset links mailed before (Parse's `deleteEmailResetTokenIfNeeded`).
+        let endsResetLinks = credentials.password != nil || body["email"] != nil
+        let verifiesEmail = EmailVerification.applies(toEmail: credentials.email, context: context)
         return try context.write { db in
             let schema = try UserStore.schema(in: db)
             var user = try writableUser(userId, for: .update, from: schema, context: context, in: db)
@@ -21,6 +25,7 @@ enum UserUpdate {
             try UserWriter.checkUnique(credentials, userId: userId, schema: schema, in: db)
             let extended = try ObjectWriter.extendSchema(schema, with: changes.types, updating: user, context: context, in: db)
             user.fields = try UserWriter.applying(credentials, changes, to: user.fields)
+            if verifiesEmail { user.fields["emailVerified"] = .bool(false) }
             // Only the master key may lock a user out of their own record (Parse's `runDatabaseOperation`).
             if let acl = changes.acl { user.acl = context.isMaster ? acl : UserWriter.ownerACL(acl, userId: userId) }
             user.updatedAt = max(ParseDate.now(), user.updatedAt)
@@ -28,8 +33,10 @@ enum UserUpdate {
 
             var reply: [String: JSON] = ["updatedAt": .string(user.updatedAt.iso)]
             for (key, operation) in changes.operations where operation.echoesResult { reply[key] = user.fields[key] ?? .null }
+            if endsResetLinks { try AccountTokens.revoke(.resetPassword, of: userId, in: db) }
+            if verifiesEmail { try AccountMail.queueVerification(for: user, context: context, in: db) }
             if let hash {
-                try UserStore.setPasswordHash(hash, of: userId, in: db)
+                try PasswordRecord.setPassword(hash, of: userId, policy: context.config.passwordPolicy, in: db)
                 try SessionStore.deleteAll(userId: userId, in: db)
                 if !context.isMaster, context.user?.id == userId {  // Another writer does not get the user's session.
                     reply["sessionToken"] = .string(
@@ -40,6 +47,24 @@ enum UserUpdate {
         }
     }
 
+    /// The password policy's checks of a new password (Parse's `_validatePasswordPolicy`): its pattern,
+    /// the username (the new one, else the stored one), and the latest passwords, whose checks were made
+    /// ahead inside a batch (`PasswordPreparation`).
+    /// - Throws: 142 with the policy's message.
+    private static func checkPolicy(_ password: String, _ newUsername: String?, userId: String, context: RequestContext) throws {
+        let policy = context.config.passwordPolicy
+        guard policy.isSet else { return }
+        var username = newUsername
+        if username == nil, policy.doNotAllowUsername {
+            username = try context.read { db in try UserStore.fetch(userId, in: db) }?.fields["username"]?.stringValue
+        }
+        try policy.check(password, username: username)
+        // Only for whom the change is allowed anyway: a stranger's request must not cost up to 20 PBKDF2 checks.
+        guard context.isMaster || context.user?.id == userId else { return }
+        let recent = try context.read { db in try PasswordRecord.recentHashes(of: userId, policy: policy, in: db) }
+        if recent.contains(where: { context.verifyPassword(password, against: $0) }) { throw policy.repeatedPasswordError }
+    }
+
     static func delete(_ userId: String, context: RequestContext) throws -> APIResponse {
         try checkSession(context, refusal: "Insufficient auth to delete user")
         try context.write { db in
@@ -47,6 +72,8 @@ enum UserUpdate {
             _ = try writableUser(userId, for: .delete, from: schema, context: context, in: db)
             guard try ObjectStore.delete(userId, from: schema, in: db) else { throw missingUser(context) }
             try UserStore.deletePassword(of: userId, in: db)
+            try AccountTokens.revokeAll(of: userId, in: db)
+            try AccountLockout.clear(userId, in: db)
             try SessionStore.deleteAll(userId: userId, in: db)
         }
         return APIResponse(body: [:])

@@ -1,12 +1,9 @@
 import RoostCore
 
-/// Parse endpoints whose machinery Roost does not have (jobs, push, analytics, a mailer), answered
+/// Parse endpoints whose machinery Roost does not have (jobs, push, analytics), answered
 /// exactly as Parse Server answers them when that machinery is not configured, so clients and
 /// the REST guide's examples get the replies they expect rather than an unknown route.
 enum UnpoweredRoutes {
-    /// Parse's message when no email adapter is configured (`UsersRouter._throwOnBadEmailConfig`).
-    static let noMailer = "An appName, publicServerURL, and emailAdapter are required for password reset and email verification functionality."
-
     static func register(in router: inout Router) {
         // Jobs are Cloud Code too; Parse checks the master key first (`FunctionsRouter.handleCloudJob`).
         for path in ["jobs", "jobs/:name"] {
@@ -37,10 +34,5 @@ enum UnpoweredRoutes {
         }
         // Analytics events are accepted and dropped, as by Parse without an analytics adapter.
         router.add("POST", "events/:name") { _, _, _ in APIResponse(body: [:]) }
-        // No mailer: Parse answers 500 with code 1 before looking at the body. Answered directly, not
-        // thrown: a thrown code 1 is logged as a server fault, and any client could fill the log.
-        for path in ["requestPasswordReset", "verificationEmailRequest"] {
-            router.add("POST", path) { _, _, _ in APIResponse(status: 500, body: ParseError(.internalServerError, noMailer).json) }
-        }
     }
 }

@@ -35,5 +35,10 @@ enum PasswordPreparation {
             guard let username = body["username"]?.stringValue, !username.isEmpty else { return }
         }
         try context.passwords.prepareHash(of: password)
+        // A password change checks the latest passwords too (`maxPasswordHistory`): those checks are made now.
+        if request.method == "PUT", let userId = request.segments.last {
+            let recent = try context.read { db in try PasswordRecord.recentHashes(of: userId, policy: context.config.passwordPolicy, in: db) }
+            for stored in recent { _ = context.verifyPassword(password, against: stored) }
+        }
     }
 }

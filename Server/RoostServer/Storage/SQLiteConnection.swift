@@ -14,6 +14,8 @@ final class SQLiteConnection {
     var changedAuthentication = false
     /// Set by `schemaChanged()`; `Storage.write` invalidates the readers' `SchemaCache` after commit.
     var changedSchema = false
+    /// Set by a write that queued a mail (`MailOutbox`): the sender is woken once it has committed.
+    var queuedMail = false
     /// On the writer: LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
     /// and what it recorded in the current transaction (`WriteQueue` publishes them once committed).
     var changeRecorder: ChangeRecorder?

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Dispatch
 import GRDB
 import RoostCore
 
@@ -25,6 +26,11 @@ public final class Storage: Sendable {
     let sessions = SessionCache()
     private let schemas = SchemaCache()
     let triggerHooks = TriggerHookCache()
+    /// Signalled when a committed write queued a mail (`MailSender` waits on it).
+    let mailQueued = Wakeup()
+    /// Writes a request leaves behind it, run in order once it has been answered; `close()` waits for them.
+    private let deferredWrites = DispatchQueue(label: "roost.deferred-writes")
+    private let pendingDeferredWrites = DispatchGroup()
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.
@@ -214,6 +220,36 @@ public final class Storage: Sendable {
         migrator.registerMigration("v11: LiveQuery change log") { db in
             try db.execute(sql: ChangeLog.schemaSQL)
         }
+        migrator.registerMigration("v12: accounts and mail") { db in
+            // Out of reach of object queries, as `_password`: the password policy's record of each password
+            // (when it was set, the hashes it replaced), failed log-ins for the lockout, the hashes of emailed
+            // links' tokens, and the mails waiting for the SMTP server (`MailOutbox`).
+            try db.execute(sql: """
+                ALTER TABLE _password ADD COLUMN changedAt INTEGER;
+                ALTER TABLE _password ADD COLUMN history TEXT NOT NULL DEFAULT '[]';
+                CREATE TABLE _login_failure (
+                    userId TEXT PRIMARY KEY NOT NULL,
+                    failedCount INTEGER NOT NULL,
+                    lockedUntil INTEGER
+                );
+                CREATE TABLE _account_token (
+                    tokenHash TEXT PRIMARY KEY NOT NULL,
+                    userId TEXT NOT NULL,
+                    purpose TEXT NOT NULL,
+                    expiresAt INTEGER
+                );
+                CREATE INDEX _account_token_user ON _account_token (userId, purpose);
+                CREATE TABLE _mail_outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    recipient TEXT NOT NULL,
+                    message TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    nextAttemptAt INTEGER NOT NULL,
+                    createdAt INTEGER NOT NULL
+                );
+                CREATE INDEX _mail_outbox_due ON _mail_outbox (nextAttemptAt);
+                """)
+        }
         return migrator
     }
 
@@ -247,17 +283,21 @@ public final class Storage: Sendable {
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         var changedAuthentication = false
         var changedSchema = false
+        var queuedMail = false
         let result = try writer.write { db in
             db.changedAuthentication = false
             db.changedSchema = false
+            db.queuedMail = false
             let value = try body(db)
             changedAuthentication = db.changedAuthentication
             changedSchema = db.changedSchema
+            queuedMail = db.queuedMail
             return value
         }
         // After the commit: see `SessionCache` and `SchemaCache`.
         if changedAuthentication { sessions.invalidate() }
         if changedSchema { schemas.invalidate() }
+        if queuedMail { mailQueued.signal() }
         return result
     }
 
@@ -285,8 +325,19 @@ public final class Storage: Sendable {
     /// Stops every read in progress and any later one (shutdown: nothing waits for a slow query).
     func interruptReads() { readers.interruptAll() }
 
+    /// Runs `work` (which writes) on a queue of its own 100 ms from now, when the caller's answer has gone out
+    /// (started at once, it competed with sending that answer: measurably slower replies); `close()` waits for it.
+    func deferWrite(_ work: @escaping @Sendable () -> Void) {
+        pendingDeferredWrites.enter()
+        deferredWrites.asyncAfter(deadline: .now() + .milliseconds(100)) { [pendingDeferredWrites] in
+            work()
+            pendingDeferredWrites.leave()
+        }
+    }
+
     /// Checkpoints the WAL into the database file and closes every connection. No request may be running.
     public func close() throws {
+        pendingDeferredWrites.wait()  // The deferred writes first, while the writer is open.
         checkpointer.stop()
         readers.close()
         try writer.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false) }

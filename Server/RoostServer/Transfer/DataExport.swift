@@ -7,7 +7,7 @@ import RoostCore
 ///     {"type":"config","params":{…},"masterKeyOnly":{…}}
 ///     {"type":"schema","className":"…","fields":{…},"classLevelPermissions":…,"indexes":…}
 ///     {"type":"object","className":"…","object":{…}}            objects as the master key reads them, ACL included
-///     {"type":"password","userId":"…","hash":"…"}               a user's password hash (never a password)
+///     {"type":"password","userId":"…","hash":"…",…}             a user's password hash (never a password), its age and history
 ///     {"type":"session",…}                                      sessions, by the hash of their token
 ///     {"type":"relation","owningClass":"…","field":"…","owningId":"…","relatedId":"…"}
 ///     {"type":"hook",…}                                         webhooks
@@ -54,8 +54,10 @@ public enum DataExport {
                     try emit("object", ["className": .string(schema.className), "object": stored.decoded().wireJSON()])
                 }
             }
-            try forEachRow("SELECT userId, hash FROM _password", key: "userId", in: db) { row in
-                try emit("password", ["userId": text(row[0]), "hash": text(row[1])])
+            try forEachRow("SELECT userId, hash, changedAt, history FROM _password", key: "userId", in: db) { row in
+                // With the password policy's record: when it was set (`maxPasswordAge`) and the hashes it replaced.
+                try emit("password", ["userId": text(row[0]), "hash": text(row[1]),
+                                      "changedAt": row[2].integer.map { .number(Double($0)) } ?? .null, "history": try parsed(row[3])])
             }
             try forEachRow("""
                 SELECT objectId, tokenHash, userId, createdAt, updatedAt, expiresAt, installationId, createdWith, fields

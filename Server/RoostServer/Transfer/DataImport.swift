@@ -99,7 +99,11 @@ private struct Importer {
         case "schema": try createClass(record)
         case "object": try insertObject(record)
         case "password":
-            try db.execute("INSERT INTO _password (userId, hash) VALUES (?, ?)", [try text(record, "userId"), try text(record, "hash")])
+            let changedAt: SQLValue = (record["changedAt"] ?? .null) == .null ? .null : try integer(record, "changedAt")
+            guard case .array(let replaced) = record["history"] ?? .array([]) else { throw failure("a password history that is not an array") }
+            let history = JSON.array(replaced).jsonText
+            try db.execute("INSERT INTO _password (userId, hash, changedAt, history) VALUES (?, ?, ?, ?)",
+                           [try text(record, "userId"), try text(record, "hash"), changedAt, .text(history)])
         case "session":
             try db.execute("""
                 INSERT INTO _session (objectId, tokenHash, userId, createdAt, updatedAt, expiresAt, installationId, createdWith, fields)

@@ -31,8 +31,8 @@ final class RecordingServer: @unchecked Sendable {
     private let lock = NSLock()
     private var seen: [String] = []
 
-    init(arguments: [String] = fastHashing, dataDirectory: URL? = nil) throws {
-        server = try TestServer(arguments: arguments, dataDirectory: dataDirectory)
+    init(arguments: [String] = fastHashing, dataDirectory: URL? = nil, environment: [String: String] = [:]) throws {
+        server = try TestServer(arguments: arguments, environment: environment, dataDirectory: dataDirectory)
     }
 
     /// `TestServer.request`, with `token` sent as `X-Parse-Session-Token`; the response is recorded.

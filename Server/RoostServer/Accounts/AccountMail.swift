@@ -1,0 +1,61 @@
+import RoostCore
+
+/// Queues the mails of the account flows, in the transaction that issues their token: the link is
+/// built as Parse builds it (`<publicServerURL>/apps/<appId>/verify_email?token=…&username=…`).
+enum AccountMail {
+    /// Issues a verification token and queues the mail to the user's email (Parse's `sendVerificationEmail`).
+    static func queueVerification(for user: StoredObject, context: RequestContext, in db: SQLiteConnection) throws {
+        let mail = context.config.mail
+        guard let email = user.fields["email"]?.stringValue, MailMessage.isDeliverable(email), mail.isComplete else { return }
+        let token = try AccountTokens.issue(.verifyEmail, for: user.objectId, lifetimeSeconds: mail.emailVerifyTokenValidityDuration, in: db)
+        try queue(.verifyEmail, to: email, user: user, link: link("verify_email", token: token, user: user, context: context),
+                  context: context, in: db)
+    }
+
+    /// Issues a password reset token and queues the mail to the user's email, or to the username when the
+    /// user has no email (as Parse's `defaultResetPasswordEmail`).
+    static func queueReset(for user: StoredObject, context: RequestContext, in db: SQLiteConnection) throws {
+        let mail = context.config.mail
+        guard let recipient = user.fields["email"]?.stringValue ?? user.fields["username"]?.stringValue,
+            MailMessage.isDeliverable(recipient), mail.isComplete
+        else { return }
+        let token = try AccountTokens.issue(.resetPassword, for: user.objectId,
+                                            lifetimeSeconds: context.config.passwordPolicy.resetTokenValidityDuration, in: db)
+        try queue(.passwordReset, to: recipient, user: user,
+                  link: link("request_password_reset", token: token, user: user, context: context), context: context, in: db)
+    }
+
+    private static func queue(_ kind: MailTemplates.Kind, to recipient: String, user: StoredObject, link: String,
+                              context: RequestContext, in db: SQLiteConnection) throws {
+        let mail = context.config.mail
+        let (subject, text, html) = mail.templates.render(kind, values: [
+            "username": user.fields["username"]?.stringValue ?? "", "email": user.fields["email"]?.stringValue ?? "",
+            "appname": mail.appName ?? "", "link": link,
+        ])
+        try MailOutbox.enqueue(MailMessage(from: mail.sender, fromName: mail.appName, to: recipient, subject: subject, text: text, html: html),
+                               in: db)
+    }
+
+    /// `<publicServerURL>/apps/<appId>/<page>?token=<token>&username=<username>`, each part encoded as
+    /// JavaScript's `encodeURIComponent`.
+    static func link(_ page: String, token: String, user: StoredObject, context: RequestContext) -> String {
+        let base = context.config.mail.publicServerURL ?? ""
+        let username = user.fields["username"]?.stringValue ?? ""
+        return "\(base)/apps/\(URIComponent.encode(context.config.applicationId))/\(page)?token=\(URIComponent.encode(token))"
+            + "&username=\(URIComponent.encode(username))"
+    }
+}
+
+/// JavaScript's `encodeURIComponent`: all but `A–Z a–z 0–9 - _ . ! ~ * ' ( )` percent-encoded as UTF-8.
+enum URIComponent {
+    private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8)
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    static func encode(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            if unreserved.contains(byte) { bytes.append(byte) } else { bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]] }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

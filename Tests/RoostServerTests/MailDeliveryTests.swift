@@ -1,0 +1,71 @@
+import Foundation
+import RoostTestSupport
+import RoostCore
+import Testing
+
+/// The outbox against a real SMTP server that is down, then back: a mail accepted while it is down is
+/// delivered once it is back, exactly once, also when the server restarts meanwhile. No request waits
+/// for SMTP. In TIMED_SUITES (Makefile): retries are waited for (capped at 500 ms apart here).
+@Suite struct MailDeliveryTests {
+    private let quickRetries = ["ROOST_TEST_MAIL_RETRY_CAP_MS": "500"]
+
+    @Test func aMailWaitsForTheSMTPServer() async throws {
+        let down = try SMTPSink()
+        down.stop()  // Its port now refuses connections.
+        let accounts = try AccountServer(sink: down, environment: quickRetries)
+        _ = try await accounts.api.signUp("zxcv", "asdf", ["email": "user@parse.com"])
+        let started = Date()
+        let request = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "user@parse.com"])
+        #expect(request.status == 200 && Date().timeIntervalSince(started) < 2)  // Answered without the SMTP server.
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        #expect(down.mails().isEmpty)
+        #expect(accounts.api.server.log().contains("will retry"))
+
+        let up = try SMTPSink(port: down.port, directory: down.directory)
+        let mails = try await up.waitForMails(1)
+        #expect(mails.count == 1 && mails.first?.recipient == "user@parse.com")
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        #expect(up.mails().count == 1)  // Exactly once.
+        // The link works: the token was committed with the mail.
+        #expect(try accounts.page(try #require(mails.first?.link)).location?.contains("choose_password") == true)
+        accounts.api.expectNeverShown([try #require(token(in: mails.first?.link)), "asdf"])
+    }
+
+    @Test func aQueuedMailSurvivesARestart() async throws {
+        let down = try SMTPSink()
+        down.stop()
+        let first = try AccountServer(sink: down, environment: quickRetries)
+        _ = try await first.api.signUp("zxcv", "asdf", ["email": "user@parse.com"])
+        #expect(try await first.api.send("POST", "/requestPasswordReset", json: ["email": "user@parse.com"]).status == 200)
+        try await Task.sleep(nanoseconds: 700_000_000)
+        #expect(first.api.server.stop() == 0)  // SIGTERM while the mail waits.
+        #expect(down.mails().isEmpty)
+
+        let up = try SMTPSink(port: down.port, directory: down.directory)
+        let second = try AccountServer(sink: up, dataDirectory: first.api.server.dataDirectory, environment: quickRetries)
+        let mails = try await up.waitForMails(1)
+        #expect(mails.count == 1)
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        #expect(up.mails().count == 1)  // Exactly once, across the restart.
+        // The link names the first server's URL; its token is good on the second (same database).
+        let link = try #require(mails.first?.link)
+        let resetToken = try #require(token(in: link))
+        let reset = try second.page("/parse/apps/\(TestServer.applicationId)/request_password_reset",
+                                    form: [("new_password", "fresh"), ("token", resetToken), ("username", "zxcv")])
+        #expect(reset.location?.hasSuffix("/apps/password_reset_success.html?username=zxcv") == true)
+        _ = try await second.api.logIn("zxcv", "fresh")
+    }
+
+    /// A 5xx from the SMTP server (here: a recipient it refuses) drops the mail with a log line, and the
+    /// next mail still goes.
+    @Test func aRefusedRecipientIsDroppedAndLogged() async throws {
+        let accounts = try AccountServer(environment: quickRetries)
+        _ = try await accounts.api.signUp("refused", "asdf", ["email": "refuse@parse.com"])
+        _ = try await accounts.api.signUp("fine", "asdf", ["email": "fine@parse.com"])
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "refuse@parse.com"])
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "fine@parse.com"])
+        let mails = try await accounts.sink.waitForMails(1)
+        #expect(mails.map(\.recipient) == ["fine@parse.com"])
+        #expect(accounts.api.server.log().contains("dropped"))
+    }
+}

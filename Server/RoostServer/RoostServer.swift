@@ -98,8 +98,11 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Finishes requests in flight, stops listening and closes the database.
     public func stop() throws {
+        // First: LiveQuery's sockets close with 1001 and give their connection slots back, before reads are
+        // interrupted (an event worked out from an interrupted read would reach no one).
+        liveQuery?.closeSockets()
         storage.interruptReads()  // Slow queries end now (124), so their requests finish and stop() need not wait.
-        liveQuery?.stop()  // First: its sockets close with 1001 and give their connection slots back.
+        liveQuery?.stop()
         http?.stop()  // Waits for parked requests, which the write batcher and the password workers answer.
         http = nil
         writeBatcher.stop()

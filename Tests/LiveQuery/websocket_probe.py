@@ -311,6 +311,19 @@ async def revoked(port):
     print(json.dumps({"before": before, "after": after}))
 
 
+async def revoked_subscribe(port):
+    """A client connected with a session that is then revoked (logged out elsewhere): its next subscribe, even
+    with `since`, is answered 209 and replays nothing."""
+    user = rest(port, "POST", "/users", {"username": "stolen", "password": "pw"})
+    rest(port, "POST", "/classes/Note", {"text": "private", "ACL": {user["objectId"]: {"read": True}}})
+    ws = await live_client(port, session_token=user["sessionToken"])
+    rest(port, "POST", "/logout", {}, token=user["sessionToken"])
+    answer = await subscribe_since(ws, 1, {"className": "Note", "where": {}}, since=0)
+    rest(port, "POST", "/classes/Note", {"text": "later"})
+    after = [brief(message) for message in await drain(ws)]
+    print(json.dumps({"answer": [answer.get("op"), answer.get("code"), answer.get("reconnect")], "after": after}))
+
+
 async def access(port):
     """ACL with users and roles decides who sees what; a CLP that refuses find refuses the subscription."""
     ann = rest(port, "POST", "/users", {"username": "ann", "password": "pw-ann"})
@@ -811,7 +824,7 @@ def main():
     elif scenario == "query":
         asyncio.run(query_op(port))
     elif scenario in ("events", "access", "ordering", "batches", "operators", "revoked", "resume", "restart_before", "trimmed", "capped", "boundary", "purged", "subscribe_flood",
-                      "resume_access", "update_since",
+                      "resume_access", "update_since", "revoked_subscribe",
                       "limits", "write_paths"):
         asyncio.run(globals()[scenario](port))
         # Sockets a scenario left open would each wait out the library's 10 s close timeout at exit.

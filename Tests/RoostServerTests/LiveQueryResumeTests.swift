@@ -33,6 +33,14 @@ import Testing
         #expect(result == ["count": 200, "distinct": 200, "reconnects": 5, "exact": true, "ordered": true])
     }
 
+    /// The session a socket connected with is looked up again at each subscribe: once revoked (a log-out elsewhere,
+    /// a password reset), a subscribe with `since` gets 209 and no replay of what that session could read.
+    @Test func aSubscribeAfterTheSessionIsRevokedIsRefusedAndReplaysNothing() async throws {
+        let server = try TestServer(arguments: ["--password-iterations", "1000"])
+        let result = try await Probe.run("revoked_subscribe", server)
+        #expect(result == ["answer": ["error", 209, false], "after": []])
+    }
+
     @Test func anUpdateWithSinceReplaysUnderTheNewQuery() async throws {
         let server = try TestServer()
         let result = try await Probe.run("update_since", server)

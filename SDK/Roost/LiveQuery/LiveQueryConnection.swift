@@ -148,9 +148,9 @@ final class LiveQueryConnection: @unchecked Sendable {
     /// Handles one server message; returns true on `connected` (the backoff starts over).
     private func handle(_ text: String, on socket: WebSocketClient, token: String?) -> Bool {
         guard let message = try? JSONParser.parse(text), let op = message["op"]?.stringValue else { return false }
-        let requestId = message["requestId"]?.numberValue.map { Int($0) }
+        let requestId = message["requestId"]?.numberValue.flatMap { Int(exactly: $0) }
         let subscription = requestId.flatMap { id in condition.withLock { subscriptions[id] } }
-        settleReplays(before: op, requestId: requestId, seq: message["seq"]?.numberValue.map { Int($0) })
+        settleReplays(before: op, requestId: requestId, seq: message["seq"]?.numberValue.flatMap { Int(exactly: $0) })
         switch op {
         case "connected":
             condition.withLock {
@@ -162,13 +162,16 @@ final class LiveQueryConnection: @unchecked Sendable {
             return true
         case "subscribed":
             guard let subscription else { return false }
-            let seq = message["seq"]?.numberValue.map { Int($0) }
+            let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
             let resumed = message["resumed"]?.boolValue
             var record: Int?
             condition.withLock {
                 if resumed == true, let seq {
                     subscription.replayHead = seq
                 } else if resumed == false {
+                    // The log does not reach back (or it is another database's, after an import or a restore): the
+                    // refresh starts a new history at this `seq`, and nothing after it may be taken for a duplicate.
+                    subscription.lastSeq = seq
                     subscription.isRefreshing = true
                     try? socket.send(JSON.object(["op": "query", "requestId": .number(Double(subscription.requestId))]).jsonText)
                 } else if resumed == nil, let seq {
@@ -181,7 +184,7 @@ final class LiveQueryConnection: @unchecked Sendable {
             subscription.deliver(LiveQueryEvent(kind: .subscribed, seq: seq, resumed: resumed))
         case "create", "enter", "update", "leave", "delete":
             guard let subscription, let kind = LiveQueryEvent.kind(ofOp: op), let client else { return false }
-            let seq = message["seq"]?.numberValue.map { Int($0) }
+            let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
             let duplicate = condition.withLock { seq.map { seq in subscription.lastSeq.map { seq <= $0 } ?? false } ?? false }
             guard !duplicate, let objectJSON = message["object"] else { return false }
             let object = client.object(subscription.query.className)
@@ -203,10 +206,10 @@ final class LiveQueryConnection: @unchecked Sendable {
                 return object
             }
             applyRefresh(results, subscription: subscription)
-            subscription.deliver(LiveQueryEvent(kind: .refreshed, objects: objects, seq: message["seq"]?.numberValue.map { Int($0) }))
+            subscription.deliver(LiveQueryEvent(kind: .refreshed, objects: objects, seq: message["seq"]?.numberValue.flatMap { Int(exactly: $0) }))
             let seq = condition.withLock {
                 subscription.isRefreshing = false
-                let seqs = [subscription.lastSeq, subscription.seqDuringRefresh, message["seq"]?.numberValue.map { Int($0) }].compactMap { $0 }
+                let seqs = [subscription.lastSeq, subscription.seqDuringRefresh, message["seq"]?.numberValue.flatMap { Int(exactly: $0) }].compactMap { $0 }
                 subscription.seqDuringRefresh = nil
                 subscription.lastSeq = seqs.max()
                 return subscription.lastSeq

@@ -33,7 +33,18 @@ extension LiveQueryServer {
             for var subscription in subscriptions where change.seq > subscription.deliveredThrough {
                 client.subscriptions[subscription.requestId]?.deliveredThrough = change.seq
                 if let token = subscription.user?.sessionToken {
-                    if sessions[token] == nil { sessions[token] = .some(try? authenticate(token)) }
+                    if sessions[token] == nil {
+                        do {
+                            sessions[token] = .some(try authenticate(token))
+                        } catch let error as ParseError where error.code == .invalidSessionToken {
+                            sessions[token] = .some(nil)
+                        } catch {
+                            // Not an answer about the session (a read stopped at shutdown, say): the client reconnects
+                            // and resumes from the change log, so nothing is lost and no session is wrongly ended.
+                            closeForResume(id)
+                            break
+                        }
+                    }
                     guard let current = sessions[token] ?? nil else {
                         // As Parse answers a subscription whose session is gone: 209, and no more of its events.
                         client.subscriptions.removeValue(forKey: subscription.requestId)
@@ -46,11 +57,25 @@ extension LiveQueryServer {
                 }
                 do {
                     if let event = try event(decoded, for: subscription, of: client, memo: memo) { send(event, to: id) }
+                } catch let error as ParseError where Self.isTransient(error) {
+                    closeForResume(id)
+                    break
                 } catch {
                     send(errorMessage(error, requestId: subscription.requestId), to: id)
                 }
             }
         }
+    }
+
+    /// A read that stopped (shutdown, the query time limit) says nothing about the subscription itself.
+    static func isTransient(_ error: ParseError) -> Bool { error.code == .timeout || error.code == .internalServerError }
+
+    /// Ends a client whose events could not be worked out for a reason of the server's (1011): it reconnects and
+    /// resumes from its last `seq`, where an error message would have ended its subscription or its session.
+    func closeForResume(_ id: UInt64) {
+        guard let client = clients.removeValue(forKey: id) else { return }
+        forget(client.subscriptions.values)
+        hub.close(id, code: .internalError, reason: "try again")
     }
 
     /// The events a new subscription missed after `since` (through `head`), judged with its current access and

@@ -50,7 +50,7 @@ final class LiveQueryServer: @unchecked Sendable {
     }
     let live = Mutex(LiveState())
     private let worker = WorkerThreads(name: "roost-livequery")
-    private var hub: WebSocketHub!
+    private(set) var hub: WebSocketHub!
     /// The worker thread's own.
     var clients: [UInt64: LiveQueryClient] = [:]
     /// The worker thread's own: replay work per client address (20,000 changes, then 10,000 a second).
@@ -75,7 +75,7 @@ final class LiveQueryServer: @unchecked Sendable {
             }
         }, closed: { [unowned self] id in
             addresses.withLock {
-                if let address = clientAddresses.removeValue(forKey: id) {
+                if let address = clientAddresses.removeValue(forKey: id).map(Self.countedAddress) {
                     let left = openPerAddress[address, default: 1] - 1
                     openPerAddress[address] = left > 0 ? left : nil
                 }
@@ -98,11 +98,29 @@ final class LiveQueryServer: @unchecked Sendable {
     /// as soon as it reads the 101 cannot slip past the limit); nil when it has `maxConnectionsPerAddress` open.
     /// The place is given back when its socket closes, or when the slot is dropped without being adopted.
     func reserveConnection(from clientAddress: String) -> ConnectionSlot? {
-        addresses.withLock {
-            let open = openPerAddress[clientAddress, default: 0]
+        let counted = Self.countedAddress(clientAddress)
+        return addresses.withLock {
+            let open = openPerAddress[counted, default: 0]
             guard settings.maxConnectionsPerAddress == 0 || open < settings.maxConnectionsPerAddress else { return nil }
-            openPerAddress[clientAddress] = open + 1
-            return ConnectionSlot(address: clientAddress) { [weak self] in self?.giveBack(clientAddress) }
+            openPerAddress[counted] = open + 1
+            return ConnectionSlot(address: clientAddress) { [weak self] in self?.giveBack(counted) }
+        }
+    }
+
+    /// A client address as the per-address limits count it, as `ConnectionGate` does: IPv6 by its /64 (which one
+    /// client usually holds whole: rotating addresses inside it must not multiply its sockets or replay budget),
+    /// IPv4 and IPv4-mapped IPv6 in full.
+    static func countedAddress(_ address: String) -> String {
+        var bytes = in6_addr()
+        guard address.contains(":"), inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
+        return withUnsafeMutableBytes(of: &bytes) { raw -> String in
+            if raw[0..<10].allSatisfy({ $0 == 0 }), raw[10] == 0xff, raw[11] == 0xff {
+                return raw[12..<16].map(String.init).joined(separator: ".")
+            }
+            for index in 8..<16 { raw[index] = 0 }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(AF_INET6, raw.baseAddress, &text, socklen_t(text.count)) != nil else { return address }
+            return String(cString: text) + "/64"
         }
     }
 
@@ -162,6 +180,10 @@ final class LiveQueryServer: @unchecked Sendable {
     }
 
     /// Closes every socket (1001) and ends the worker.
+    /// Closes every socket (1001); nothing is sent after this.
+    func closeSockets() { hub.stop() }
+
+    /// Closes every socket and ends the worker (what it still holds finds no socket to send to).
     func stop() {
         hub.stop()
         worker.stop()
@@ -211,7 +233,8 @@ final class LiveQueryServer: @unchecked Sendable {
         }
         let client = LiveQueryClient(clientId: UUID().uuidString.lowercased(), hasMasterKey: hasMasterKey,
                                      installationId: connect.installationId, user: user)
-        clients[id] = client
+        // A second `connect` on one socket starts over: the first one's subscriptions stop counting.
+        if let replaced = clients.updateValue(client, forKey: id) { forget(replaced.subscriptions.values) }
         send(client.message("connected"), to: id)
     }
 
@@ -222,7 +245,8 @@ final class LiveQueryServer: @unchecked Sendable {
         }
         do {
             var user = client.user
-            if let token = subscribe.sessionToken { user = try authenticate(token) }
+            // Looked up again: a session revoked since `connect` (a password reset, a log-out elsewhere) reads nothing more.
+            if let token = subscribe.sessionToken ?? user?.sessionToken { user = try authenticate(token) }
             var whereClause = subscribe.whereClause
             if subscribe.className == "_Session" {
                 // Parse: a client sees only its own sessions.
@@ -253,7 +277,8 @@ final class LiveQueryServer: @unchecked Sendable {
             var extra: [String: JSON] = ["seq": .number(Double(head))]
             var replay: [JSON] = []
             if let since = subscribe.since {
-                let missed = missedEvents(subscription, client: client, since: since, through: head, address: address(of: id))
+                let missed = missedEvents(subscription, client: client, since: since, through: head,
+                                          address: Self.countedAddress(address(of: id)))
                 extra["resumed"] = .bool(missed != nil)
                 replay = missed ?? []
             }

@@ -113,6 +113,21 @@ enum ChangeLog {
         return head + 1
     }
 
+    /// How far a copied database's history jumps ahead (`startNewHistory`): more changes than a server makes
+    /// between a copy and its clients' last resume.
+    static let historyGap: Int64 = 1 << 32
+
+    /// Starts the history of a copied database (`roost import`, a restored `roost backup`) past every `seq` the
+    /// original can have given out since `head`, with every class marked trimmed up to there: a client's old
+    /// `since` answers `resumed: false` (it refreshes) and never matches a change of the copy's own.
+    /// The mark of `*` (no class has that name) carries the head when there is no class yet.
+    static func startNewHistory(after head: Int64, in db: SQLiteConnection) throws {
+        let start = max(head, try self.head(in: db)) + historyGap
+        for className in try SchemaStore.all(in: db).map(\.className) + ["*"] {
+            try raiseMark(of: className, to: start, in: db)
+        }
+    }
+
     /// Raises a class's trim mark: no resume from before `seq` (its changes up to there are not all in the log).
     static func raiseMark(of className: String, to seq: Int64, in db: SQLiteConnection) throws {
         try db.execute("INSERT INTO _live_trim (className, seq) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET seq = max(seq, excluded.seq)",

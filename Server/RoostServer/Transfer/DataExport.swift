@@ -3,7 +3,7 @@ import RoostCore
 
 /// `roost export`: the whole app as JSON lines, one record per line, each naming its `type`:
 ///
-///     {"type":"roost-export","version":1,"exportedAt":"…"}
+///     {"type":"roost-export","version":1,"exportedAt":"…","liveQueryHead":N}
 ///     {"type":"config","params":{…},"masterKeyOnly":{…}}
 ///     {"type":"schema","className":"…","fields":{…},"classLevelPermissions":…,"indexes":…}
 ///     {"type":"object","className":"…","object":{…}}            objects as the master key reads them, ACL included
@@ -34,8 +34,10 @@ public enum DataExport {
             try output.writeLine(JSON.object(record).encoded())
             counts[type, default: 0] += 1
         }
-        try emit("roost-export", ["version": .number(Double(formatVersion)), "exportedAt": .string(ParseDate.now().iso)])
         try db.inTransaction {
+            // The LiveQuery change log's head: the copy's history starts past it (`ChangeLog.startNewHistory`).
+            try emit("roost-export", ["version": .number(Double(formatVersion)), "exportedAt": .string(ParseDate.now().iso),
+                                      "liveQueryHead": .number(Double(try ChangeLog.head(in: db)))])
             for row in try db.fetchRows("SELECT params, masterKeyOnly FROM _config WHERE id = 1", [], cacheable: false) {
                 try emit("config", ["params": try parsed(row[0]), "masterKeyOnly": try parsed(row[1])])
             }

@@ -15,6 +15,7 @@ public enum DataImport {
                 try checkEmpty(db, dataDirectory: dataDirectory)
                 var importer = Importer(db: db, files: files, source: path)
                 try importer.load(lines)
+                try ChangeLog.startNewHistory(after: importer.liveQueryHead, in: db)
                 return importer.counts
             }
             try files.finish()
@@ -55,6 +56,8 @@ private struct Importer {
     var schemas: [String: ClassSchema] = [:]
     var lineNumber = 0
     var sawEnd = false
+    /// The exporting database's LiveQuery head (0 for an export without one).
+    var liveQueryHead: Int64 = 0
 
     init(db: SQLiteConnection, files: FileWriter, source: String) {
         self.db = db
@@ -83,6 +86,7 @@ private struct Importer {
                 guard version <= Double(DataExport.formatVersion) else {
                     throw failure("export format \(version) is newer than this roost reads (\(DataExport.formatVersion)); upgrade roost")
                 }
+                if let head = record["liveQueryHead"]?.numberValue, head >= 0, head < 9e15 { liveQueryHead = Int64(head) }
                 continue
             }
             try apply(type, record)

@@ -21,6 +21,10 @@ public enum OnlineBackup {
         close(descriptor)
         do {
             try db.execute("VACUUM INTO ?", [.text(path)], cacheable: false)
+            // A restored copy goes back in time: its LiveQuery history starts anew, so clients refresh instead of
+            // resuming across changes the copy never had.
+            let copy = try SQLiteConnection(path: path, readOnly: false, pragmas: "")
+            try copy.inTransaction { try ChangeLog.startNewHistory(after: 0, in: copy) }
         } catch {
             unlink(path)
             throw TransferError("cannot write the backup to \(path): \(error)")

@@ -42,7 +42,8 @@ public final class TransferOutput {
             isStandardOutput = true
         } else {
             let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0, let opened = fdopen(descriptor, "w") else {
+            // An existing file keeps its mode through O_CREAT: made private here too.
+            guard descriptor >= 0, fchmod(descriptor, 0o600) == 0, let opened = fdopen(descriptor, "w") else {
                 throw TransferError("cannot write \(path): \(String(cString: strerror(errno)))")
             }
             file = opened

@@ -52,12 +52,12 @@ struct AccountOptions: ParsableArguments {
         mail.verifyUserEmails = try settings.boolean(verifyUserEmails, "verify-user-emails") ?? false
         mail.preventLoginWithUnverifiedEmail = try settings.boolean(preventLoginWithUnverifiedEmail, "prevent-login-with-unverified-email") ?? false
         mail.preventSignupWithUnverifiedEmail = try settings.boolean(preventSignupWithUnverifiedEmail, "prevent-signup-with-unverified-email") ?? false
-        mail.emailVerifyTokenValidityDuration = try settings.integer(emailVerifyTokenValidity, "email-verify-token-validity", in: 1...Int.max)
+        mail.emailVerifyTokenValidityDuration = try settings.integer(emailVerifyTokenValidity, "email-verify-token-validity", in: 1...3_153_600_000)
         if let problem = mail.problem() { throw ValidationError(problem) }
         config.mail = mail
 
         var policy = PasswordPolicy()
-        policy.resetTokenValidityDuration = try settings.integer(resetTokenValidity, "reset-token-validity", in: 1...Int.max)
+        policy.resetTokenValidityDuration = try settings.integer(resetTokenValidity, "reset-token-validity", in: 1...3_153_600_000)
         policy.resetPasswordSuccessOnInvalidEmail = try settings.boolean(resetPasswordSuccessOnInvalidEmail, "reset-password-success-on-invalid-email") ?? true
         policy.validatorPattern = settings.string(passwordValidatorPattern, "password-validator-pattern")
         policy.validationError = settings.string(passwordValidationError, "password-validation-error")

@@ -137,7 +137,7 @@ struct Serve: ParsableCommand {
         if let value = settings.string(liveQueryClasses, "live-query-classes") {
             config.liveQueryClasses = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
-        if let value = try settings.integer(liveQueryReplayWindow, "live-query-replay-window", in: positive) {
+        if let value = try settings.integer(liveQueryReplayWindow, "live-query-replay-window", in: 1...31_536_000) {
             config.liveQueryReplayWindowSeconds = value
         }
         if let value = try settings.integer(liveQueryReplayEvents, "live-query-replay-events", in: 1...100_000_000) {

@@ -14,12 +14,13 @@ serve: release
 	.build/release/roost serve $(ARGS)
 
 # curl too: ReadmeTests runs the README's curl lines against a real server; python3-websockets: LiveQueryWebSocketTests
-# drive the LiveQuery socket with a real client library. Then the attack suite, small.
+# drive the LiveQuery socket with a real client library; nginx: LiveQueryTLSTests put it in front of the server as the
+# TLS terminator (https and wss). Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
-TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests
+TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryTLSTests
 
 test:
-	@./scripts/install-deps.sh curl python3-websockets
+	@./scripts/install-deps.sh curl python3-websockets nginx
 	swift test --skip "$(TIMED_SUITES)"
 	swift test --skip-build --no-parallel --filter "$(TIMED_SUITES)"
 	python3 bench/attack.py --quick --binary .build/debug/roost

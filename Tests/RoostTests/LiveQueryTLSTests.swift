@@ -34,9 +34,15 @@ import Testing
         let added = try todo(phone, trusting: authority, "add", "Buy milk")
         #expect(added.status == 0 && !added.output.contains("will sync"), "\(added.output)")  // Saved over https at once.
         #expect(await watcher.wait(for: "+ Buy milk"), "\(watcher.output)")
+
+        // The server restarts behind nginx, which closes the TLS connection: the watcher reconnects over wss and resumes.
+        server.stop()
+        try server.start()
         #expect(try todo(phone, trusting: authority, "done", "1").status == 0)
-        #expect(await watcher.wait(for: "✓ Buy milk"), "\(watcher.output)")
+        #expect(await watcher.wait(for: "✓ Buy milk", timeout: 30), "\(watcher.output)")
         #expect(watcher.process.waitUntilExit() == 0)
+        #expect(watcher.output.contains("(reconnected)"))
+        #expect(watcher.occurrences(of: "+ Buy milk") == 1)
     }
 
     @Test func aClientThatDoesNotTrustTheCAGetsAVerificationErrorAndNoEvents() async throws {

@@ -47,9 +47,10 @@ final class TestCertificateAuthority: @unchecked Sendable {
     }
 }
 
-/// Debian's nginx as the TLS terminator in front of a test server: `https://localhost:<port>/parse` (REST and the
-/// LiveQuery WebSocket upgrade) proxied to the server's plain HTTP port. Runs as a non-daemon child with its own
-/// configuration and temporary files; ends with the test.
+/// Debian's nginx as the TLS terminator in front of a test server: `https://<name>:<port>/parse` (REST and the
+/// LiveQuery WebSocket upgrade) proxied to the server's plain HTTP port. The certificate for `name` is served only to
+/// clients that ask for `name` by SNI; any other gets one for another name (so a client without SNI fails
+/// verification). Runs as a non-daemon child with its own configuration and temporary files; ends with the test.
 final class TLSProxy: @unchecked Sendable {
     let port: Int
     private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-nginx-\(UUID().uuidString)")
@@ -58,13 +59,15 @@ final class TLSProxy: @unchecked Sendable {
     /// `https://localhost:<port>/parse` (or with another host name that reaches it, e.g. 127.0.0.1).
     func url(host: String = "localhost") -> URL { URL(string: "https://\(host):\(port)/parse")! }
 
-    init(upstreamPort: Int, certificate: (certificate: String, key: String)) throws {
+    init(upstreamPort: Int, authority: TestCertificateAuthority, name: String) throws {
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        let certificate = try authority.issue(for: name), other = try authority.issue(for: "without-sni.example")
         var port = try ServerProcess.freePort()
         for attempt in 1... {
             let configuration = directory.appendingPathComponent("nginx.conf")
-            try Data(Self.configuration(port: port, upstreamPort: upstreamPort, certificate: certificate, directory: directory.path).utf8)
-                .write(to: configuration)
+            let text = Self.configuration(port: port, upstreamPort: upstreamPort, name: name, certificate: certificate, other: other,
+                                          directory: directory.path)
+            try Data(text.utf8).write(to: configuration)
             let process = try ChildProcess(executable: "/usr/sbin/nginx", arguments: ["-p", directory.path, "-c", configuration.path, "-e", "stderr"],
                                            stderrPath: directory.appendingPathComponent("error.log").path)
             if Self.waitForListener(port: port, process: process) {
@@ -84,7 +87,8 @@ final class TLSProxy: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private static func configuration(port: Int, upstreamPort: Int, certificate: (certificate: String, key: String), directory: String) -> String {
+    private static func configuration(port: Int, upstreamPort: Int, name: String, certificate: (certificate: String, key: String),
+                                      other: (certificate: String, key: String), directory: String) -> String {
         """
         daemon off;
         master_process off;
@@ -96,11 +100,18 @@ final class TLSProxy: @unchecked Sendable {
             client_body_temp_path \(directory)/tmp; proxy_temp_path \(directory)/tmp; fastcgi_temp_path \(directory)/tmp;
             uwsgi_temp_path \(directory)/tmp; scgi_temp_path \(directory)/tmp;
             map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+            ssl_protocols TLSv1.2 TLSv1.3;
+            server {
+                listen 127.0.0.1:\(port) ssl default_server;
+                ssl_certificate \(other.certificate);
+                ssl_certificate_key \(other.key);
+                return 421;
+            }
             server {
                 listen 127.0.0.1:\(port) ssl;
+                server_name \(name);
                 ssl_certificate \(certificate.certificate);
                 ssl_certificate_key \(certificate.key);
-                ssl_protocols TLSv1.2 TLSv1.3;
                 location /parse {
                     proxy_pass http://127.0.0.1:\(upstreamPort);
                     proxy_http_version 1.1;

@@ -74,7 +74,7 @@ final class TLSProxy: @unchecked Sendable {
                 self.process = process
                 break
             }
-            process.terminate(grace: 5)
+            Self.stop(process)
             let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
             guard attempt < 3 else { throw ServerProcessError.exited("nginx did not start: \(log)") }
             port = try ServerProcess.freePort()  // Taken meanwhile by another test.
@@ -83,8 +83,15 @@ final class TLSProxy: @unchecked Sendable {
     }
 
     deinit {
-        process?.terminate(grace: 5)
+        if let process { Self.stop(process) }
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// SIGKILL: a child spawned from a test thread inherits its blocked signals, SIGTERM among them, and nginx without
+    /// a master process never unblocks it (SIGTERM would wait out the grace period). It keeps nothing worth a clean stop.
+    private static func stop(_ process: ChildProcess) {
+        process.kill(signal: SIGKILL)
+        process.waitUntilExit()
     }
 
     private static func configuration(port: Int, upstreamPort: Int, name: String, certificate: (certificate: String, key: String),

@@ -14,13 +14,15 @@ serve: release
 	.build/release/roost serve $(ARGS)
 
 # curl too: ReadmeTests runs the README's curl lines against a real server; python3-websockets: LiveQueryWebSocketTests
-# drive the LiveQuery socket with a real client library; the account tests send mail to a real SMTP server (aiosmtpd,
-# installed from PyPI into .build/smtp-venv) and fill in the password reset form in headless Chromium. Then the attack suite, small.
+# drive the LiveQuery socket with a real client library; nginx (and the openssl command): LiveQueryTLSTests put it in
+# front of the server as the TLS terminator (https and wss); the account tests send mail to a real SMTP server
+# (aiosmtpd, installed from PyPI into .build/smtp-venv) and fill in the password reset form in headless Chromium.
+# Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
-TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests
+TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests
 
 test:
-	@./scripts/install-deps.sh curl python3-websockets python3-venv chromium
+	@./scripts/install-deps.sh curl python3-websockets python3-venv chromium nginx openssl
 	@./scripts/install-test-python.sh
 	swift test --skip "$(TIMED_SUITES)"
 	swift test --skip-build --no-parallel --filter "$(TIMED_SUITES)"

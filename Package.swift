@@ -18,6 +18,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
+        // libssl for the SDK's wss:// client only (the server needs libcrypto alone).
+        .systemLibrary(name: "CLibSSL", path: "Sources/CLibSSL"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CPCRE2", path: "Sources/CPCRE2"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
@@ -33,7 +35,7 @@ let package = Package(
         ),
         .target(
             name: "Roost",
-            dependencies: ["RoostCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["RoostCore", "CLibSSL", .product(name: "GRDB", package: "GRDB.swift")],
             path: "SDK/Roost"
         ),
         .executableTarget(

@@ -11,11 +11,15 @@ import Testing
         let process: ChildProcess
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("roost-live-\(UUID().uuidString).out").path
 
-        init(_ device: ExampleTests.Device, _ program: String, _ arguments: String...) throws {
+        convenience init(_ device: ExampleTests.Device, _ program: String, _ arguments: String...) throws {
+            try self.init(device, executable: try ExampleTests.program(program), arguments: arguments)
+        }
+
+        init(_ device: ExampleTests.Device, executable: String, arguments: [String]) throws {
             let descriptor = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             defer { close(descriptor) }
-            process = try ChildProcess(executable: try ExampleTests.program(program), arguments: arguments,
-                                       environment: device.environment, stdout: descriptor, stderrPath: outputPath)
+            process = try ChildProcess(executable: executable, arguments: arguments, environment: device.environment,
+                                       stdout: descriptor, stderrPath: outputPath)
         }
 
         deinit {

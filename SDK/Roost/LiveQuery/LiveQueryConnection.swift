@@ -117,8 +117,12 @@ final class LiveQueryConnection: @unchecked Sendable {
                     let text = try socket.receive()
                     if handle(text, on: socket, token: token) { attempt = 0 }
                 }
+            } catch let failure as WebSocketClient.Failure where failure.isConfiguration {
+                // A certificate that fails verification or a URL the client cannot speak: retrying cannot help.
+                let error = RoostError.misconfigured("LiveQuery: \(failure)")
+                for subscription in condition.withLock({ Array(subscriptions.values) }) { remove(subscription, error: error) }
             } catch {
-                // Any failure: drop the socket and try again (the subscriptions stay).
+                // Any other failure: drop the socket and try again (the subscriptions stay).
             }
             condition.lock()
             socket?.shutdown()

@@ -2,8 +2,8 @@ import Foundation
 import RoostCore
 
 /// A live query: an `AsyncSequence` of `LiveQueryEvent`s (or a callback's), until `cancel()`, the end of the
-/// loop that reads it, or a failure the server says retrying cannot fix (no read access to the class, a
-/// query it refuses). Disconnects are not failures: the client reconnects with backoff and resumes. A subscription
+/// loop that reads it, or a failure retrying cannot fix (no read access to the class, a query the server refuses, a
+/// wrong application id, a TLS certificate that fails verification). Disconnects are not failures: the client reconnects with backoff and resumes. A subscription
 /// keeps its client (and the client's socket) alive until it ends.
 ///
 /// ```swift

@@ -7,7 +7,7 @@ import Glibc
 /// A WebSocket client (RFC 6455) on a plain TCP socket, for LiveQuery. FoundationNetworking's
 /// `URLSessionWebSocketTask` fails on Debian 12 ("WebSockets not supported by libcurl": its libcurl 7.88 is built
 /// without ws), so the SDK speaks the protocol itself with the codec the server uses (`WebSocketReader`,
-/// `WebSocketFrame` in RoostCore). `ws://` only: put TLS in front of the server (`wss://` is refused, not downgraded).
+/// `WebSocketFrame` in RoostCore). `wss://` goes through `TLSSession` (OpenSSL, certificate verified), never plain text.
 ///
 /// Blocking: `connect` opens the socket and does the handshake; `receive()` returns the next text message (pings are
 /// answered inside), or throws when the connection ends. `send` may be called from any thread.
@@ -15,36 +15,63 @@ final class WebSocketClient: @unchecked Sendable {
     enum Failure: Error, CustomStringConvertible {
         case unsupported(String)
         case connect(String)
+        /// The server's TLS certificate failed verification (untrusted CA, wrong name, expired): retrying cannot help.
+        case untrusted(String)
         case handshake(String)
         case closed(String)
 
         var description: String {
             switch self {
-            case .unsupported(let why), .connect(let why), .handshake(let why), .closed(let why): why
+            case .unsupported(let why), .connect(let why), .untrusted(let why), .handshake(let why), .closed(let why): why
+            }
+        }
+
+        /// Fixed only by the configuration (a trusted certificate, a supported URL), not by reconnecting.
+        var isConfiguration: Bool {
+            switch self {
+            case .unsupported, .untrusted: true
+            case .connect, .handshake, .closed: false
             }
         }
     }
 
     private let descriptor: Int32
+    /// For `wss://`; nil for `ws://`.
+    private let tls: TLSSession?
     private var reader: WebSocketReader
+    private let timeout: TimeInterval
+    private var readTimeout: TimeInterval
     private let sendLock = NSLock()
     private var isClosed = false
 
-    /// Opens `url` (`ws://` or `http://`, a path) and upgrades it; fails within about `timeout` seconds.
+    /// Opens `url` (`ws://`/`http://`, or `wss://`/`https://` over TLS; a path) and upgrades it; fails within about
+    /// `timeout` seconds (each of the TCP connect, the TLS handshake and the upgrade).
     /// - Parameter idleTimeout: a connection silent this long is taken for dead (the server pings every 10 s).
     init(url: URL, timeout: TimeInterval, idleTimeout: TimeInterval = 30, maxMessageBytes: Int = 16 << 20) throws {
-        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "http" else {
-            throw Failure.unsupported("LiveQuery needs a ws:// or http:// server URL (no TLS in the SDK's WebSocket client): \(url.absoluteString)")
+        let scheme = url.scheme?.lowercased() ?? ""
+        let secure = scheme == "wss" || scheme == "https"
+        guard secure || scheme == "ws" || scheme == "http" else {
+            throw Failure.unsupported("LiveQuery needs a ws://, wss://, http:// or https:// server URL: \(url.absoluteString)")
         }
         guard let host = url.host, !host.isEmpty else { throw Failure.connect("no host in \(url.absoluteString)") }
-        let port = url.port ?? 80
-        descriptor = try Self.openSocket(host: host, port: port, timeout: timeout)
+        let port = url.port ?? (secure ? 443 : 80)
+        let socket = try Self.openSocket(host: host, port: port, timeout: timeout)
+        do {
+            tls = secure ? try TLSSession(descriptor: socket, host: host, timeout: timeout) : nil
+        } catch {
+            Glibc.close(socket)
+            throw error
+        }
+        descriptor = socket
         reader = WebSocketReader(maxMessageBytes: maxMessageBytes, role: .client)
+        self.timeout = timeout
+        readTimeout = timeout
         do {
             Self.setTimeout(descriptor, SO_SNDTIMEO, timeout)
             Self.setTimeout(descriptor, SO_RCVTIMEO, timeout)
             try handshake(host: host, port: port, path: url.path.isEmpty ? "/" : url.path)
             Self.setTimeout(descriptor, SO_RCVTIMEO, idleTimeout)
+            readTimeout = idleTimeout
         } catch {
             Glibc.close(descriptor)
             throw error
@@ -77,15 +104,7 @@ final class WebSocketClient: @unchecked Sendable {
                     throw Failure.closed("the server broke the protocol: \(reason)")
                 }
             }
-            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                reader.append(buffer[0..<count])
-            } else {
-                let why = count == 0 ? "the connection was closed" : (errno == EAGAIN || errno == EWOULDBLOCK)
-                    ? "no answer from the server (not even a ping)" : String(cString: strerror(errno))
-                throw Failure.closed(why)
-            }
+            reader.append(try readSome(16 * 1024, silence: "no answer from the server (not even a ping)"))
         }
     }
 
@@ -93,6 +112,7 @@ final class WebSocketClient: @unchecked Sendable {
     func shutdown() {
         sendLock.withLock {
             isClosed = true
+            tls?.close()
             _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
         }
     }
@@ -102,6 +122,7 @@ final class WebSocketClient: @unchecked Sendable {
     private func write(_ bytes: [UInt8]) throws {
         try sendLock.withLock {
             guard !isClosed else { throw Failure.closed("the connection is closed") }
+            if let tls { return try bytes.withUnsafeBytes { try tls.write($0, timeout: timeout) } }
             var offset = 0
             while offset < bytes.count {
                 let sent = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -123,10 +144,11 @@ final class WebSocketClient: @unchecked Sendable {
         let terminator: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
         while headerEnd == nil {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw Failure.handshake(count == 0 ? "the server closed the connection" : "no answer to the upgrade") }
-            received += buffer[0..<count]
+            do {
+                received += try readSome(4096, silence: "no answer to the upgrade")
+            } catch let Failure.closed(why) {
+                throw Failure.handshake(why)
+            }
             guard received.count <= 16 * 1024 else { throw Failure.handshake("the upgrade answer is too long") }
             headerEnd = received.indices.dropLast(3).first { Array(received[$0..<($0 + 4)]) == terminator }
         }
@@ -143,6 +165,19 @@ final class WebSocketClient: @unchecked Sendable {
         let expected = Base64.encode(SHA1.digest(Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
         guard headers["sec-websocket-accept"] == expected else { throw Failure.handshake("wrong Sec-WebSocket-Accept") }
         reader.append(received[(headerEnd! + 4)...])  // Frames sent right after the answer.
+    }
+
+    /// At least one byte from the peer (at most `limit`). - Throws: `Failure.closed` when it closed or failed, with
+    /// `silence` when nothing came within the read timeout.
+    private func readSome(_ limit: Int, silence: String) throws -> ArraySlice<UInt8> {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let count = try buffer.withUnsafeMutableBytes { bytes in
+            if let tls { return try tls.read(into: bytes, timeout: readTimeout, silence: silence) }
+            return recv(descriptor, bytes.baseAddress, bytes.count, 0)
+        }
+        guard count <= 0 else { return buffer[0..<count] }
+        throw Failure.closed(count == 0 ? "the connection was closed"
+            : (errno == EAGAIN || errno == EWOULDBLOCK) ? silence : String(cString: strerror(errno)))
     }
 
     /// A connected TCP socket, or a failure within `timeout`.

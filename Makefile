@@ -16,7 +16,7 @@ serve: release
 # curl too: ReadmeTests runs the README's curl lines against a real server; python3-websockets: LiveQueryWebSocketTests
 # drive the LiveQuery socket with a real client library. Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
-TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests
+TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|WALBoundTests
 
 test:
 	@./scripts/install-deps.sh curl python3-websockets

@@ -35,10 +35,12 @@ enum ReadPermission {
         var sql = "SELECT COUNT(*) FROM \(table)\(matching)"
         var arguments = filter.arguments
         if let subjects {
-            let readable = QueryCompiler.readFilter(subjects)
-            let hidden = (filter.sql == "1" ? " WHERE " : " AND ") + "rperm IS NOT NULL AND NOT \(readable.sql)"
+            // The restricted rows that name none of the caller's subjects (`*` is never named: see `readers`).
+            let named = subjects.filter { $0 != "*" }
+            let tests = named.isEmpty ? "" : " AND NOT (" + Array(repeating: "instr(rperm, ?)", count: named.count).joined(separator: " OR ") + ")"
+            let hidden = (filter.sql == "1" ? " WHERE " : " AND ") + "rperm IS NOT NULL" + tests
             sql = "SELECT (\(sql)) - (SELECT COUNT(*) FROM \(table)\(matching)\(hidden))"
-            arguments += filter.arguments + readable.arguments
+            arguments += filter.arguments + named.map { .text(JSON.string($0).jsonText) }
         }
         let rows = try db.fetchRows(sql, arguments, cacheable: true)
         return Int(rows.first?.first?.integer ?? 0)

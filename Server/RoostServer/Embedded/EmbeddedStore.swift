@@ -53,9 +53,21 @@ public final class EmbeddedStore {
         return try ClassRoutes.find(className, request: request, context: masterContext()).body
     }
 
+    /// Runs a query as a caller without the master key would: ACLs and class-level permissions apply.
+    /// - Parameters:
+    ///   - userId: the caller's user id (nil: a caller with no session); it is not looked up.
+    ///   - roles: the names of the roles the caller holds.
+    public func find(className: String, parameters: [String: JSON], asUser userId: String?, roles: [String] = []) throws -> JSON {
+        let request = APIRequest(method: "GET", segments: ["classes", className], body: .object(parameters))
+        let user = userId.map { AuthenticatedUser(id: $0, sessionId: "embedded", sessionToken: "", roles: roles) }
+        return try ClassRoutes.find(className, request: request, context: context(isMaster: false, user: user)).body
+    }
+
     /// SQLite's `EXPLAIN QUERY PLAN` for the SQL a query compiles to, one line per step.
-    public func queryPlan(className: String, parameters: [String: JSON]) throws -> [String] {
-        let options = try QueryOptions.parse(parameters)
+    /// - Parameter readableBy: the caller's ACL subjects (`*`, user id, `role:<name>`); nil for the master key.
+    public func queryPlan(className: String, parameters: [String: JSON], readableBy: [String]? = nil) throws -> [String] {
+        var options = try QueryOptions.parse(parameters)
+        options.find.readableBy = readableBy
         return try storage.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else { throw SchemaRoutes.classMissing(className) }
             let (sql, arguments) = try ObjectStore.selectSQL(options.find, in: schema, in: db)
@@ -66,8 +78,10 @@ public final class EmbeddedStore {
     /// Checkpoints and closes the database.
     public func close() throws { try storage.close() }
 
-    private func masterContext() -> RequestContext {
-        RequestContext(config: config, storage: storage, isMaster: true, user: nil, installationId: nil,
+    private func masterContext() -> RequestContext { context(isMaster: true, user: nil) }
+
+    private func context(isMaster: Bool, user: AuthenticatedUser?) -> RequestContext {
+        RequestContext(config: config, storage: storage, isMaster: isMaster, user: user, installationId: nil,
                        requestId: "embedded", logger: .init(label: "roost.embedded"), publicURL: "", transaction: nil,
                        passwords: PreparedPasswords(hasher: config.passwordHasher))
     }

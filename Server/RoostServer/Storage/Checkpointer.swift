@@ -16,11 +16,25 @@ import Glibc
 /// WAL grew by ~100 MB/s (measured) and every commit got slower. So once the WAL passes
 /// `catchUpFrames`, the writer itself finishes the checkpoint between two transactions (little is
 /// left to copy by then); its next commit starts the WAL from the beginning.
+///
+/// A read in progress holds its snapshot's frames: the checkpoint cannot copy past them and the WAL
+/// cannot start over, so under mixed load (queries scanning a large class while writes go on) it
+/// grew past its bound (177 and 246 MB measured). The writer's checkpoint is therefore a RESTART, which
+/// also waits for the reads that began before it: 20 ms here at the catch-up size, and past `restartFrames`
+/// (96 MB) the commit itself restarts the WAL, waiting as long as a read may last (the query time limit)
+/// and holding the writes back (`SQLiteConnection.restartWAL`, which needs no CPU from this thread).
+///
+/// Once no write has come for `idleDelay`, the WAL is truncated to nothing, so an idle server's
+/// disk footprint is its data.
 final class Checkpointer: @unchecked Sendable {
     private let connection: SQLiteConnection
     private let writer: WriteQueue
     private let interval: DispatchTimeInterval
     private let catchUpFrames: Int64
+    /// Past this many frames the writer waits for every older read to end (see the type's note).
+    static func restartFrames(catchUpFrames: Int64) -> Int64 { catchUpFrames * 3 / 2 }
+    private let idleDelay: DispatchTimeInterval
+    private let walPath: String
     /// The database file, opened again only to `fdatasync` it.
     private let databaseDescriptor: Int32
     /// Signalled by `stop`; the thread waits on it between passes.
@@ -34,13 +48,18 @@ final class Checkpointer: @unchecked Sendable {
     /// and create p99 fell from 4.0–5.1 ms to 3.5–3.9 ms (A/B, alternating runs) when it yielded.
     static let niceness: Int32 = 10
 
+    /// How long the WAL sits unchanged before it is truncated.
+    static let defaultIdleDelay: DispatchTimeInterval = .seconds(2)
+
     init(path: String, writer: WriteQueue, interval: DispatchTimeInterval = .milliseconds(100),
-         catchUpFrames: Int64 = defaultCatchUpFrames) throws {
+         catchUpFrames: Int64 = defaultCatchUpFrames, idleDelay: DispatchTimeInterval = defaultIdleDelay) throws {
         connection = try SQLiteConnection(path: path, readOnly: false, pragmas: Storage.pragmas)
         databaseDescriptor = open(path, O_RDONLY | O_CLOEXEC)
         self.writer = writer
         self.interval = interval
         self.catchUpFrames = catchUpFrames
+        self.idleDelay = idleDelay
+        walPath = path + "-wal"
         let thread = Thread { [self] in
             nameCurrentThread("roost-checkpt")
             // Lowering one's own priority needs no privilege. On Linux, `who` 0 is the calling thread alone.
@@ -52,13 +71,21 @@ final class Checkpointer: @unchecked Sendable {
 
     private func run() {
         var lastPass: (frames: Int64, copied: Int64)?
+        var unchangedSince = DispatchTime.now()
         while stopping.wait(timeout: .now() + interval) == .timedOut {
             // A pass that stops short of the WAL's end (writes went on meanwhile) does not sync the
             // database file: the writer's complete checkpoint would then sync every page written
             // since. So a pass that copied anything is followed by a sync here, off the writer.
             guard let pass = Checkpointer.passiveCheckpoint(connection) else { continue }
-            if pass != lastPass ?? (0, 0) { _ = fdatasync(databaseDescriptor) }
+            if pass != lastPass ?? (0, 0) {
+                _ = fdatasync(databaseDescriptor)
+                unchangedSince = .now()
+            }
             lastPass = pass
+            if DispatchTime.now() >= unchangedSince + idleDelay {
+                if walFileSize > 0 { truncateWhileIdle() }
+                continue
+            }
             guard pass.frames >= catchUpFrames else { continue }
             // Each pass copies what came in during the previous one: a few leave the writer little to do.
             for _ in 0..<4 {
@@ -67,9 +94,24 @@ final class Checkpointer: @unchecked Sendable {
                 _ = fdatasync(databaseDescriptor)
                 if DispatchTime.now().uptimeNanoseconds - started < 3_000_000 { break }
             }
-            try? writer.withConnection { try $0.execute("PRAGMA wal_checkpoint(PASSIVE)", cacheable: false) }
+            // Reads that started before it hold the WAL: a moment for the usual short ones.
+            try? writer.withConnection { db in
+                try db.withBusyTimeout(milliseconds: 20) { try db.execute("PRAGMA wal_checkpoint(RESTART)", cacheable: false) }
+            }
         }
         stopped.signal()
+    }
+
+    /// Empties the WAL file, unless a read or a write is under way (it is tried again on the next pass).
+    private func truncateWhileIdle() {
+        try? writer.withConnection { db in
+            try db.withBusyTimeout(milliseconds: 0) { try db.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false) }
+        }
+    }
+
+    private var walFileSize: Int {
+        var status = stat()
+        return stat(walPath, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// Runs a PASSIVE checkpoint; returns the frames in the WAL and how many of them are in the database.

@@ -48,7 +48,7 @@ enum IndexStore {
                 guard direction == 1 || direction == -1 else { throw ParseError(.invalidQuery, "Index direction must be 1 or -1") }
                 terms.append(expression + (direction == -1 ? " DESC" : ""))
             }
-            try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", ")))", cacheable: false)
+            try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", "))\(ReadPermission.indexSuffix))", cacheable: false)
             declared[name] = definition
         }
         schema.indexes = declared.isEmpty ? nil : .object(declared)
@@ -60,7 +60,7 @@ enum IndexStore {
         for (field, type) in added {
             guard case .pointer = type, let expression = expression(for: field, in: schema) else { continue }
             let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_p_\(field)\""
-            try db.execute("CREATE INDEX IF NOT EXISTS \(sqlName) ON \(schema.tableName) (\(expression))", cacheable: false)
+            try db.execute("CREATE INDEX IF NOT EXISTS \(sqlName) ON \(schema.tableName) (\(expression)\(ReadPermission.indexSuffix))", cacheable: false)
         }
     }
 }

@@ -115,9 +115,11 @@ enum ObjectStore {
 
     static func count(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> Int {
         let compiler = compiler(for: schema, readableBy: query.readableBy, authorize: query.authorizeSubquery, in: db)
-        let condition = try whereClause(query, compiler)
-        let rows = try db.fetchRows("SELECT COUNT(*) FROM \(schema.tableName) WHERE \(condition.sql)", condition.arguments, cacheable: true)
-        return Int(rows.first?.first?.integer ?? 0)
+        var filter = try compiler.compile(query.constraint)
+        if let rowFilter = query.rowFilter {
+            filter = SQLFragment(sql: "(\(filter.sql)) AND (\(rowFilter.sql))", arguments: filter.arguments + rowFilter.arguments)
+        }
+        return try ReadPermission.count(table: schema.tableName, where: filter, readableBy: query.readableBy, in: db)
     }
 
     /// The query's constraint, the caller's ACL filter and the server's `rowFilter`, together.
@@ -145,11 +147,10 @@ enum ObjectStore {
 
     /// `objectId, createdAt, updatedAt, acl, rperm, data` (also LiveQuery's matching row).
     static func arguments(for object: StoredObject) -> [SQLValue] {
-        let readers = object.acl.map { JSON.array(ACL.subjects(of: $0, granting: "read").map { .string($0) }).jsonText }
         return [
             .text(object.objectId), .integer(object.createdAt.millisecondsSince1970),
             .integer(object.updatedAt.millisecondsSince1970), object.acl.map { .text($0.jsonText) } ?? .null,
-            readers.map(SQLValue.text) ?? .null, .text(JSON.object(object.fields).jsonText),
+            ReadPermission.readers(of: object.acl), .text(JSON.object(object.fields).jsonText),
         ]
     }
 }

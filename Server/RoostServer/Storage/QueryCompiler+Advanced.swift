@@ -164,11 +164,13 @@ extension QueryCompiler {
     /// `rperm` is the JSON array of readers, e.g. `["*","u1","role:Admins"]`; a subject matches as its
     /// quoted JSON string. Caller subjects (`*`, alphanumeric ids, role names of letters, digits,
     /// `_`, `-` and spaces) need no escaping, so the quoted form is exact, and `instr` spares a
-    /// `json_each` scan per row.
+    /// `json_each` scan per row. A row anyone may read has no `rperm` (`ReadPermission`), so `*` needs no test.
     static func readFilter(_ subjects: [String]?) -> SQLFragment {
         guard let subjects else { return SQLFragment(sql: "1", arguments: []) }
-        let tests = Array(repeating: "instr(rperm, ?)", count: subjects.count).joined(separator: " OR ")
-        return SQLFragment(sql: "(rperm IS NULL OR \(tests))", arguments: subjects.map { .text(JSON.string($0).jsonText) })
+        let named = subjects.filter { $0 != "*" }
+        guard !named.isEmpty else { return SQLFragment(sql: "rperm IS NULL", arguments: []) }
+        let tests = Array(repeating: "instr(rperm, ?)", count: named.count).joined(separator: " OR ")
+        return SQLFragment(sql: "(rperm IS NULL OR \(tests))", arguments: named.map { .text(JSON.string($0).jsonText) })
     }
 }
 

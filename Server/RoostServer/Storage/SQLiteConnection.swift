@@ -1,4 +1,6 @@
 import CSQLite
+import Dispatch
+import Glibc
 
 /// One SQLite connection, used by one thread at a time, with its own statement cache.
 ///
@@ -65,6 +67,29 @@ final class SQLiteConnection {
         // Readers keep a smaller page cache: there is one per HTTP worker thread.
         let pragmaStatus = sqlite3_exec(handle, readOnly ? pragmas + "PRAGMA cache_size = -2000;" : pragmas, nil, nil, nil)
         guard pragmaStatus == SQLITE_OK else { throw error(pragmaStatus) }
+    }
+
+    /// Runs `body` with SQLite waiting at most `milliseconds` for a lock (10 s otherwise).
+    func withBusyTimeout<T>(milliseconds: Int32, _ body: () throws -> T) rethrows -> T {
+        sqlite3_busy_timeout(handle, milliseconds)
+        defer { sqlite3_busy_timeout(handle, 10_000) }
+        return try body()
+    }
+
+    /// After each commit that leaves the WAL with `frames` frames or more, restarts it (a RESTART checkpoint,
+    /// waiting for older reads up to the busy timeout) before the commit returns. Replaces `wal_autocheckpoint`.
+    func restartWAL(atFrames frames: Int32) {
+        sqlite3_wal_hook(handle, { limit, db, name, walFrames in
+            guard walFrames >= Int32(Int(bitPattern: limit)) else { return SQLITE_OK }
+            // Another connection's checkpoint in progress (the Checkpointer's) makes it fail at once, without
+            // the busy handler: try again until that one ends, for at most the busy timeout.
+            let started = DispatchTime.now().uptimeNanoseconds
+            while sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_RESTART, nil, nil) & 0xff == SQLITE_BUSY,
+                DispatchTime.now().uptimeNanoseconds - started < 10_000_000_000 {
+                usleep(500)
+            }
+            return SQLITE_OK
+        }, UnsafeMutableRawPointer(bitPattern: Int(frames)))
     }
 
     /// Stops whatever this connection runs now and later (shutdown). Callable from any thread.

@@ -46,6 +46,7 @@ enum SchemaStore {
                 data TEXT NOT NULL
             )
             """, cacheable: false)
+        try db.execute(ReadPermission.restrictedIndexSQL(table: schema.tableName, tableID: schema.id), cacheable: false)
         return schema
     }
 

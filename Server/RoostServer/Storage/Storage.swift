@@ -51,7 +51,9 @@ public final class Storage: Sendable {
     }
 
     /// - Parameter walCatchUpFrames: WAL size (in pages) past which the writer completes a checkpoint; see `Checkpointer`.
-    init(path: String, walCatchUpFrames: Int64, queryTimeout: Double = 5) throws {
+    /// - Parameter walIdleDelay: how long the WAL sits unchanged before it is truncated; see `Checkpointer`.
+    init(path: String, walCatchUpFrames: Int64, queryTimeout: Double = 5,
+         walIdleDelay: DispatchTimeInterval = Checkpointer.defaultIdleDelay) throws {
         queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
         _ = Storage.configureSQLite
         var configuration = Configuration()
@@ -59,15 +61,16 @@ public final class Storage: Sendable {
         let pool = try DatabasePool(path: path, configuration: configuration)  // Also switches the file to WAL.
         try Storage.migrator.migrate(pool)
         try pool.close()
-        // The Checkpointer checkpoints. The WAL restarts at ~64 MB under load (see `Checkpointer`); one that grew
-        // past 128 MB anyway (a long read held it) is cut back to that when it starts over. SQLite's own
-        // checkpoint after a commit is only the backstop, at twice the catch-up size: it keeps the WAL bounded
-        // when the low-priority Checkpointer gets no CPU (a machine busy with other work).
-        let writerPragmas = Storage.pragmas
-            + "PRAGMA wal_autocheckpoint = \(2 * walCatchUpFrames); PRAGMA journal_size_limit = 134217728;"
-        writer = WriteQueue(connection: try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas))
+        // The Checkpointer checkpoints. The WAL restarts at ~64 MB under load (see `Checkpointer`). The backstop,
+        // for when the low-priority Checkpointer gets no CPU or a long read holds the WAL: the commit that takes
+        // it past 1.5 × the catch-up size (96 MB) restarts it, waiting for older reads (a read lasts at most the
+        // query time limit), so it stays under 128 MB; the file is cut back to 128 MB when it starts over.
+        let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 134217728;"
+        let writerConnection = try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas)
+        writerConnection.restartWAL(atFrames: Int32(clamping: Checkpointer.restartFrames(catchUpFrames: walCatchUpFrames)))
+        writer = WriteQueue(connection: writerConnection)
         readers = ReaderPool(path: path)
-        checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames)
+        checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames, idleDelay: walIdleDelay)
     }
 
     /// Process-wide SQLite settings, applied once before the first connection opens.
@@ -249,6 +252,21 @@ public final class Storage: Sendable {
                 );
                 CREATE INDEX _mail_outbox_due ON _mail_outbox (nextAttemptAt);
                 """)
+        }
+        migrator.registerMigration("v13: indexable read permission") { db in
+            // See `ReadPermission`: public rows' `rperm` becomes NULL, restricted rows get their own index,
+            // and declared indexes end with `rperm`.
+            for id in try Int64.fetchAll(db, sql: "SELECT id FROM _schema") {
+                let table = "c\(id)"
+                guard try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                        arguments: [table]) == true else { continue }
+                try ReadPermission.migrate(
+                    table: "\"\(table)\"", tableID: id, execute: { try db.execute(sql: $0) },
+                    indexes: {
+                        try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+                                         arguments: [table]).map { ($0["name"], $0["sql"]) }
+                    })
+            }
         }
         return migrator
     }

@@ -19,21 +19,7 @@ import Testing
         }
         #expect(Set(environment.keys) == ["ROOST_SMTP_URL", "ROOST_APP_NAME", "ROOST_PUBLIC_SERVER_URL", "ROOST_EXIT_WITH_PARENT"])
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-readme-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = try ChildProcess.makePipe()
-        let server = try ChildProcess(
-            executable: try ServerProcess.binary().path,
-            arguments: ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent("roost-data").path,
-                        "--password-iterations", "1000", "--log-level", "warning"],
-            environment: environment, stdout: output.write)
-        close(output.write)
-        defer {
-            server.terminate()
-            close(output.read)
-        }
-        _ = try #require(ChildProcess.read(output.read, until: "listening on"))
+        let server = try ReadmeServer(port: port, arguments: ["--password-iterations", "1000"], environment: environment)
 
         var commands: [(command: String, shown: String?)] = []
         for line in lines {
@@ -48,6 +34,7 @@ import Testing
             if let shown { #expect(run.output == shown, "\(command): \(run.output)") }
         }
         let mails = try await sink.waitForMails(1)
+        withExtendedLifetime(server) {}
         #expect(mails.count == 1)
         #expect(mails.first?.recipient == "coolguy@iloveapps.com")
         #expect(mails.first?.subject == "Password Reset for My App")

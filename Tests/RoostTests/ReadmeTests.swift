@@ -106,20 +106,8 @@ import Testing
     /// The data commands, line by line, on a data directory a real server made (and still serves: they run online).
     @Test func theDataCommandsWork() throws {
         let block = try #require(try ReadmeTests.blocks("sh").first { $0.hasPrefix("roost backup") })
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-readme-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = try ChildProcess.makePipe()
-        let server = try ChildProcess(
-            executable: try ServerProcess.binary().path,
-            arguments: ["serve", "--port", "0", "--data-dir", directory.appendingPathComponent("roost-data").path, "--log-level", "warning"],
-            environment: ["ROOST_EXIT_WITH_PARENT": "1"], stdout: output.write)
-        close(output.write)
-        defer {
-            server.terminate()
-            close(output.read)
-        }
-        _ = try #require(ChildProcess.read(output.read, until: "listening on"))
+        let server = try ReadmeServer()
+        let directory = server.directory
         let lines = block.split(separator: "\n")
         #expect(lines.count == 3)
         for line in lines {
@@ -136,20 +124,9 @@ import Testing
     /// POST answered) are put in.
     @Test func theCurlLinesWorkAgainstARealServer() throws {
         let block = try #require(try ReadmeTests.blocks("sh").first { $0.hasPrefix("curl") })
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-readme-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = try ChildProcess.makePipe()
-        let server = try ChildProcess(
-            executable: try ServerProcess.binary().path,
-            arguments: ["serve", "--port", "0", "--data-dir", directory.appendingPathComponent("roost-data").path, "--log-level", "warning"],
-            environment: ["ROOST_EXIT_WITH_PARENT": "1"], stdout: output.write)
-        close(output.write)
-        defer {
-            server.terminate()
-            close(output.read)
-        }
-        let started = try #require(ChildProcess.read(output.read, until: "listening on"))
+        let server = try ReadmeServer()
+        let directory = server.directory
+        let started = server.listening
         let port = try #require(started.firstMatch(of: /127\.0\.0\.1:(\d+)\/parse/)?.output.1)
 
         // Commands (backslash continuations joined), each followed by the comment showing its answer, if any.
@@ -176,5 +153,33 @@ import Testing
         #expect(answers[1].contains(#""playerName":"Sean Plott""#))
         #expect(answers[2].contains(#""score":1338"#))
         #expect(answers[3].contains(#""className":"GameScore""#))
+    }
+}
+
+/// A real server in a fresh directory, started as `make serve` starts it (`./roost-data` in that directory), for the
+/// README's command lines; stopped and its directory removed when released.
+final class ReadmeServer {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-readme-\(UUID().uuidString)")
+    private let process: ChildProcess
+    private let output: (read: Int32, write: Int32)
+    /// The server's "listening on" line.
+    private(set) var listening = ""
+
+    init(port: Int = 0, arguments: [String] = [], environment: [String: String] = ["ROOST_EXIT_WITH_PARENT": "1"]) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        output = try ChildProcess.makePipe()
+        process = try ChildProcess(
+            executable: try ServerProcess.binary().path,
+            arguments: ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent("roost-data").path]
+                + arguments + ["--log-level", "warning"],
+            environment: environment, stdout: output.write)
+        close(output.write)
+        listening = try #require(ChildProcess.read(output.read, until: "listening on"))
+    }
+
+    deinit {
+        process.terminate()
+        close(output.read)
+        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -59,7 +59,10 @@ enum LogIn {
         }
         let matches = context.verifyPassword(password, against: hash)
         if let policy = context.config.accountLockout {
-            try context.write { db in try AccountLockout.recordAttempt(userId: user.objectId, succeeded: matches, policy: policy, in: db) }
+            // Counted even when a batch or transaction around this request is undone (its error below undoes a batch item).
+            try context.write { db in
+                try db.survivingRollback { try AccountLockout.recordAttempt(userId: user.objectId, succeeded: matches, policy: policy, in: $0) }
+            }
         }
         guard matches else { throw invalid }
         // An empty ACL (which only the master key can set) locks the user out, as in Parse's `UsersRouter`.

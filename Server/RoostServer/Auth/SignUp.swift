@@ -48,10 +48,13 @@ enum SignUp {
             }
             return APIResponse(status: 201, body: .object(body), headers: [location(user.objectId, context)])
         }
-        if withholdsSession, context.config.mail.preventSignupWithUnverifiedEmail {
-            throw ParseError(.emailNotFound, "User email is not verified.")  // After the commit: the user exists, as in Parse.
-        }
-        return response
+        guard withholdsSession, context.config.mail.preventSignupWithUnverifiedEmail else { return response }
+        // After the commit: the user and its mail exist, as in Parse. In a shared write, thrown now it would undo them.
+        let unverified = ParseError(.emailNotFound, "User email is not verified.")
+        guard context.transaction != nil else { throw unverified }
+        var failing = response
+        failing.failsAfterCommit = unverified
+        return failing
     }
 
     /// New anonymous id: 201 with a generated username. Known id: a log-in, 200 with the whole user.

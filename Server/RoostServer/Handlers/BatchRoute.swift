@@ -21,14 +21,15 @@ enum BatchRoute {
                 return try context.notifyingAfterCommit { afterCommit in
                     try context.write { db in
                         let shared = sharing(context, db, afterCommit)
-                        return APIResponse(body: .array(try subRequests.map { ["success": try run($0, shared, dispatch).body] }))
+                        // An item failing after its commit (`failsAfterCommit`) fails the batch: Parse aborts its transaction.
+                        return APIResponse(body: .array(try subRequests.map { ["success": try run($0, shared, dispatch).committed().body] }))
                     }
                 }
             }
             if try context.storage.hasTriggerHooks, context.transaction == nil {
                 // Trigger webhooks must not run while the batch holds the single writer: each item is a write of its own.
                 return APIResponse(body: .array(subRequests.map { subRequest in
-                    outcome(context) { try run(subRequest, context, dispatch).body }
+                    outcome(context) { try run(subRequest, context, dispatch) }
                 }))
             }
             // Independent items, one commit: each runs in its own savepoint, so a failure undoes only itself.
@@ -36,7 +37,7 @@ enum BatchRoute {
                 try context.write { db in
                     let shared = sharing(context, db, afterCommit)
                     return APIResponse(body: .array(subRequests.map { subRequest in
-                        outcome(context) { try db.inSavepoint { try run(subRequest, shared, dispatch).body } }
+                        outcome(context) { try db.inSavepoint { try run(subRequest, shared, dispatch) } }
                     }))
                 }
             }
@@ -51,10 +52,11 @@ enum BatchRoute {
         return shared
     }
 
-    /// `{"success": …}`, or `{"error": {code, error}}` when the item failed.
-    private static func outcome(_ context: RequestContext, _ item: () throws -> JSON) -> JSON {
+    /// `{"success": …}`, or `{"error": {code, error}}` when the item failed (its writes undone, unless it
+    /// fails only after they commit: `failsAfterCommit`).
+    private static func outcome(_ context: RequestContext, _ item: () throws -> APIResponse) -> JSON {
         do {
-            return ["success": try item()]
+            return ["success": try item().committed().body]
         } catch {
             let answer = errorResponse(for: error)
             if answer.isServerFault { context.logger.error("batch item failed: \(error)") }

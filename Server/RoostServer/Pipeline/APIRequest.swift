@@ -40,6 +40,16 @@ struct APIResponse {
     var status: Int = 200
     var body: JSON
     var headers: [(String, String)] = []
+    /// An answer whose writes stand but which the client gets as this error, once they are committed (Parse's
+    /// sign-up under `--prevent-signup-with-unverified-email`: the user and its mail are stored, the reply is 205).
+    /// Set only inside a shared write (a batch's, an idempotent request's), whose owner answers it: `committed()`.
+    var failsAfterCommit: ParseError? = nil
+
+    /// This answer, or its `failsAfterCommit` error thrown: for whoever commits the write it was made in.
+    func committed() throws -> APIResponse {
+        if let failsAfterCommit { throw failsAfterCommit }
+        return self
+    }
 }
 
 extension JSON {

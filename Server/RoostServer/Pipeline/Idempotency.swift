@@ -28,7 +28,7 @@ enum Idempotency {
         if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
         do {
             // `after` webhooks wait for the commit (a batch's, when inside one).
-            return try context.notifyingAfterCommit { afterCommit in
+            let response = try context.notifyingAfterCommit { afterCommit in
                 func attempt(_ db: SQLiteConnection) throws -> APIResponse {
                     // The handler's writes and this record commit together.
                     let response = try handle(context.joining(db, afterCommit: afterCommit))
@@ -39,6 +39,8 @@ enum Idempotency {
                 if let transaction = context.transaction { return try transaction.inSavepoint { try attempt(transaction) } }
                 return try context.storage.write(attempt)
             }
+            // Committed now, unless a batch's transaction holds it: then the batch answers it.
+            return context.transaction == nil ? try response.committed() : response
         } catch let error as SQLiteError where error.isPrimaryKeyViolation {
             // A twin of this request committed first (its write is the one kept): answer as it would a repeat.
             if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }

@@ -22,6 +22,16 @@ final class SQLiteConnection {
     /// and what it recorded in the current transaction (`WriteQueue` publishes them once committed).
     var changeRecorder: ChangeRecorder?
     var objectChanges: [ObjectChange] = []
+    /// Writes made with `survivingRollback` in the current transaction, made again after a rollback.
+    private var rollbackProofWrites: [(SQLiteConnection) throws -> Void] = []
+
+    /// Runs `write` now and, should the transaction or a savepoint around it be undone, again after that:
+    /// for what a failing request must still leave behind (a failed log-in counts towards the lockout even
+    /// as a batch item, whose savepoint its error undoes). `write` must apply a change relative to what it finds.
+    func survivingRollback(_ write: @escaping (SQLiteConnection) throws -> Void) throws {
+        try write(self)
+        rollbackProofWrites.append(write)
+    }
 
     /// The recorder, when it records `className`'s writes.
     func recorder(for className: String) -> ChangeRecorder? {
@@ -107,14 +117,19 @@ final class SQLiteConnection {
     /// - Parameter immediate: take the write lock at once (`BEGIN IMMEDIATE`).
     func inTransaction<T>(immediate: Bool = false, _ body: () throws -> T) throws -> T {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        rollbackProofWrites = []
         do {
             let result = try body()
             try execute("COMMIT")
+            rollbackProofWrites = []
             return result
         } catch {
             try? execute("ROLLBACK")
             schemaCache.removeAll()
             objectChanges.removeAll()
+            let kept = rollbackProofWrites
+            rollbackProofWrites = []
+            if !kept.isEmpty { try? inTransaction(immediate: immediate) { for write in kept { try write(self) } } }
             throw error
         }
     }
@@ -123,6 +138,7 @@ final class SQLiteConnection {
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
         try execute("SAVEPOINT request")
         let recorded = objectChanges.count
+        let proofRecorded = rollbackProofWrites.count
         do {
             let result = try body()
             try execute("RELEASE request")
@@ -132,6 +148,8 @@ final class SQLiteConnection {
             objectChanges.removeSubrange(min(recorded, objectChanges.count)...)
             try? execute("ROLLBACK TO request")
             try? execute("RELEASE request")
+            // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.
+            for write in rollbackProofWrites[min(proofRecorded, rollbackProofWrites.count)...] { try? write(self) }
             throw error
         }
     }

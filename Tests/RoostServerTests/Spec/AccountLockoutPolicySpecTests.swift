@@ -44,6 +44,28 @@ import Testing
         expectError(try await api.send("POST", "/verifyPassword", json: ["username": "username5", "password": "password"]), 101, locked("10"))
     }
 
+    /// A failed log-in counts whatever the batch around it does: each item's savepoint (or a `"transaction": true`
+    /// batch) is undone on its error, and the count must not be undone with it.
+    @Test(arguments: ["login", "verifyPassword"]) func batchedFailuresCount(path: String) async throws {
+        let api = try RecordingServer(arguments: fastHashing + ["--account-lockout-threshold", "3", "--account-lockout-duration", "10"])
+        _ = try await api.signUp("batched", "password")
+        let wrong: JSON = ["method": "POST", "path": .string("/parse/\(path)"), "body": ["username": "batched", "password": "wrong"]]
+        let batch = try await api.send("POST", "/batch", json: ["requests": .array(Array(repeating: wrong, count: 5))])
+        let errors = try #require(batch.json.arrayValue).map { $0["error"]?["error"]?.stringValue }
+        // The first three are wrong passwords; past the threshold, the batch's own items find the account locked.
+        #expect(errors == Array(repeating: "Invalid username/password.", count: 3) + Array(repeating: locked("10"), count: 2))
+        expectError(try await logIn(api, "batched", "password"), 101, locked("10"))
+
+        // `"transaction": true`: the first error undoes the batch, not the count.
+        _ = try await api.signUp("transacted", "password")
+        let item: JSON = ["method": "POST", "path": .string("/parse/\(path)"), "body": ["username": "transacted", "password": "wrong"]]
+        for _ in 0..<3 {
+            let answer = try await api.send("POST", "/batch", json: ["requests": [item, item], "transaction": true])
+            #expect(answer.status >= 400, "\(answer.json)")
+        }
+        expectError(try await logIn(api, "transacted", "password"), 101, locked("10"))
+    }
+
     // spec-differs: AccountLockoutPolicy.spec.js: throw error if duration is set to an invalid number -- a flag that is not a number is refused by the command line, naming the flag
     // spec-differs: AccountLockoutPolicy.spec.js: throw error if threshold is set to an invalid number -- the command line refuses a threshold that is not a whole number, naming the flag; a duration without a threshold gets Parse's message
     // spec-differs: AccountLockoutPolicy.spec.js: throw error if threshold is < 1 -- the command line refuses it, naming the flag and its range

@@ -93,6 +93,39 @@ import Testing
         #expect(try await accounts.sink.waitForMails(1).count == 1)
     }
 
+    /// The 205 comes after the user and its mail are committed also when the sign-up shares a write: with
+    /// `X-Parse-Request-Id` (one transaction with its record), or as a `/batch` item (as Parse: that item's
+    /// `{error}`, the user stored). A `"transaction": true` batch is undone by it, as Parse aborts its transaction.
+    @Test func preventSignupInSharedWrites() async throws {
+        let accounts = try AccountServer(["--verify-user-emails", "--prevent-login-with-unverified-email",
+                                          "--prevent-signup-with-unverified-email"])
+        let api = accounts.api
+        let idempotent = try await api.send("POST", "/users", json: ["username": "one", "password": "asdf", "email": "one@example.com"],
+                                            headers: ["X-Parse-Request-Id": "signup-1"])
+        expectError(idempotent, 205, "User email is not verified.")
+        let batch = try await api.send("POST", "/batch", json: ["requests": [
+            ["method": "POST", "path": "/parse/users", "body": ["username": "two", "password": "asdf", "email": "two@example.com"]],
+            ["method": "POST", "path": "/parse/classes/Note", "body": ["text": "kept"]],
+        ]])
+        let items = try #require(batch.json.arrayValue)
+        #expect(items.first?["error"] == ["code": 205, "error": "User email is not verified."])
+        #expect(items.last?["success"]?["objectId"] != nil)
+        let transacted = try await api.send("POST", "/batch", json: ["transaction": true, "requests": [
+            ["method": "POST", "path": "/parse/users", "body": ["username": "three", "password": "asdf", "email": "three@example.com"]],
+        ]])
+        #expect(transacted.status == 400)
+
+        let users = try await api.send("GET", "/users", master: true, query: ["order": "username"]).json["results"]?.arrayValue
+        #expect(users?.compactMap { $0["username"]?.stringValue } == ["one", "two"])
+        let mails = try await accounts.sink.waitForMails(2)
+        #expect(Set(mails.map(\.recipient)) == ["one@example.com", "two@example.com"])
+        // Each mailed link verifies its user: the token was committed with the mail.
+        for mail in mails {
+            let page = try accounts.page(try #require(mail.link))
+            #expect(page.location?.contains("verify_email_success") == true, "\(page)")
+        }
+    }
+
     // spec: ValidationAndPasswordsReset.spec.js: fails if you set a publicServerURL, have an appName, but no emailAdapter and send a password reset email
     // spec: ValidationAndPasswordsReset.spec.js: fails if you include an emailAdapter, set a publicServerURL, but have no appName and send a password reset email
     // spec: ValidationAndPasswordsReset.spec.js: fails if you include an emailAdapter, have an appName, but have no publicServerURL and send a password reset email

@@ -159,6 +159,12 @@ struct Serve: ParsableCommand {
         if let value = environment["ROOST_TEST_MAIL_RETRY_CAP_MS"] {  // Test-only: mail retries sooner than every 5 minutes.
             config.mail.retryCapMilliseconds = Int64(max(100, try parse(value, "ROOST_TEST_MAIL_RETRY_CAP_MS", Int.init)))
         }
+        if let value = environment["ROOST_TEST_ACCOUNT_MAIL_INTERVAL_S"] {  // Test-only: Parse's specs ask for links back to back.
+            config.mail.resendIntervalSeconds = max(0, try parse(value, "ROOST_TEST_ACCOUNT_MAIL_INTERVAL_S", Int.init))
+        }
+        if let value = environment["ROOST_TEST_MAIL_OUTBOX_CAPACITY"] {  // Test-only: a full outbox without 10,000 users.
+            config.mail.outboxCapacity = max(1, try parse(value, "ROOST_TEST_MAIL_OUTBOX_CAPACITY", Int.init))
+        }
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.
             config.failFirstWrites = max(0, try parse(value, "ROOST_TEST_FAIL_FIRST_WRITES", Int.init))

@@ -4,9 +4,12 @@ import RoostCore
 /// built as Parse builds it (`<publicServerURL>/apps/<appId>/verify_email?token=…&username=…`).
 enum AccountMail {
     /// Issues a verification token and queues the mail to the user's email (Parse's `sendVerificationEmail`).
-    static func queueVerification(for user: StoredObject, context: RequestContext, in db: SQLiteConnection) throws {
+    /// - Parameter asked: a link asked for again (not a sign-up's or a new email's): none within the resend interval.
+    static func queueVerification(for user: StoredObject, asked: Bool = false, context: RequestContext, in db: SQLiteConnection) throws {
         let mail = context.config.mail
-        guard let email = user.fields["email"]?.stringValue, MailMessage.isDeliverable(email), mail.isComplete else { return }
+        guard let email = user.fields["email"]?.stringValue, MailMessage.isDeliverable(email), mail.isComplete,
+            try mayQueue(.verifyEmail, for: user.objectId, asked: asked, context: context, in: db)
+        else { return }
         let token = try AccountTokens.issue(.verifyEmail, for: user.objectId, lifetimeSeconds: mail.emailVerifyTokenValidityDuration, in: db)
         try queue(.verifyEmail, to: email, user: user, link: link("verify_email", token: token, user: user, context: context),
                   context: context, in: db)
@@ -17,12 +20,26 @@ enum AccountMail {
     static func queueReset(for user: StoredObject, context: RequestContext, in db: SQLiteConnection) throws {
         let mail = context.config.mail
         guard let recipient = user.fields["email"]?.stringValue ?? user.fields["username"]?.stringValue,
-            MailMessage.isDeliverable(recipient), mail.isComplete
+            MailMessage.isDeliverable(recipient), mail.isComplete,
+            try mayQueue(.resetPassword, for: user.objectId, asked: true, context: context, in: db)
         else { return }
         let token = try AccountTokens.issue(.resetPassword, for: user.objectId,
                                             lifetimeSeconds: context.config.passwordPolicy.resetTokenValidityDuration, in: db)
         try queue(.passwordReset, to: recipient, user: user,
                   link: link("request_password_reset", token: token, user: user, context: context), context: context, in: db)
+    }
+
+    /// Whether to issue a link and queue its mail: not when the same link was asked for within the resend interval
+    /// and is still good (a request per second mails once a minute, and that link stays valid), nor with the outbox full.
+    private static func mayQueue(_ purpose: AccountTokens.Purpose, for userId: String, asked: Bool, context: RequestContext,
+                                 in db: SQLiteConnection) throws -> Bool {
+        let mail = context.config.mail
+        if asked, mail.resendIntervalSeconds > 0, try AccountTokens.issuedRecently(purpose, of: userId, withinSeconds: mail.resendIntervalSeconds, in: db) { return false }
+        guard try MailOutbox.count(in: db) < mail.outboxCapacity else {
+            context.logger.warning("mail outbox full (\(mail.outboxCapacity) mails wait for the SMTP server): a \(purpose.rawValue) mail is not queued")
+            return false
+        }
+        return true
     }
 
     private static func queue(_ kind: MailTemplates.Kind, to recipient: String, user: StoredObject, link: String,

@@ -15,10 +15,20 @@ enum AccountTokens {
     static func issue(_ purpose: Purpose, for userId: String, lifetimeSeconds: Int?, in db: SQLiteConnection) throws -> String {
         let token = try SecureRandom.alphanumeric(32)
         try revoke(purpose, of: userId, in: db)
-        let expiresAt: SQLValue = lifetimeSeconds.map { .integer(ParseDate.now().millisecondsSince1970 + Int64($0) * 1000) } ?? .null
-        try db.execute("INSERT INTO _account_token (tokenHash, userId, purpose, expiresAt) VALUES (?, ?, ?, ?)",
-                       [.text(SHA256.hex(Array(token.utf8))), .text(userId), .text(purpose.rawValue), expiresAt])
+        let now = ParseDate.now().millisecondsSince1970
+        let expiresAt: SQLValue = lifetimeSeconds.map { .integer(now + Int64($0) * 1000) } ?? .null
+        try db.execute("INSERT INTO _account_token (tokenHash, userId, purpose, expiresAt, issuedAt) VALUES (?, ?, ?, ?, ?)",
+                       [.text(SHA256.hex(Array(token.utf8))), .text(userId), .text(purpose.rawValue), expiresAt, .integer(now)])
         return token
+    }
+
+    /// Whether the user has a good (unused, unexpired) token of `purpose` issued in the last `seconds`.
+    static func issuedRecently(_ purpose: Purpose, of userId: String, withinSeconds seconds: Int, in db: SQLiteConnection) throws -> Bool {
+        let now = ParseDate.now().millisecondsSince1970
+        return try !db.fetchRows("""
+            SELECT 1 FROM _account_token
+            WHERE userId = ? AND purpose = ? AND issuedAt > ? AND (expiresAt IS NULL OR expiresAt >= ?)
+            """, [.text(userId), .text(purpose.rawValue), .integer(now - Int64(seconds) * 1000), .integer(now)], cacheable: true).isEmpty
     }
 
     enum Lookup: Equatable {

@@ -49,7 +49,7 @@ enum EmailVerification {
                 let user = try UserStore.find(exactUsername: username, schema: schema, in: db)?.decoded(),
                 user.fields["emailVerified"] != .bool(true)
             else { return false }
-            if context.config.mail.verifyUserEmails { try AccountMail.queueVerification(for: user, context: context, in: db) }
+            if context.config.mail.verifyUserEmails { try AccountMail.queueVerification(for: user, asked: true, context: context, in: db) }
             return true
         }
     }

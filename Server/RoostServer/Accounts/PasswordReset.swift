@@ -14,7 +14,7 @@ enum PasswordReset {
         try context.write { db in
             let schema = try UserStore.schema(in: db)
             guard let user = try UserStore.find(resetEmail: email, schema: schema, in: db)?.decoded() else { return false }
-            try AccountMail.queueReset(for: user, context: context, in: db)
+            try AccountMail.queueReset(for: user, context: context, in: db)  // Asked for: at most one per interval.
             return true
         }
     }

@@ -15,15 +15,16 @@ enum AccountRoutes {
         let email = try requestedEmail(request)
         if context.config.passwordPolicy.resetPasswordSuccessOnInvalidEmail, context.transaction == nil {
             // The answer is `{}` for any email; the lookup and the mail come after it, so its time does not tell either.
+            // Under a flood (`Storage.maxDeferredWrites` waiting), they are done before answering, as below.
             let deferred = DeferredContext(context: context)
-            context.storage.deferWrite {
+            let queued = context.storage.deferWrite {
                 do {
                     _ = try PasswordReset.request(email: email, context: deferred.context)
                 } catch {
                     deferred.context.logger.error("password reset request failed: \(error)")
                 }
             }
-            return APIResponse(body: [:])
+            if queued { return APIResponse(body: [:]) }
         }
         let found = try PasswordReset.request(email: email, context: context)
         if !found, !context.config.passwordPolicy.resetPasswordSuccessOnInvalidEmail {
@@ -43,7 +44,7 @@ enum AccountRoutes {
                 return ParseError(.emailNotFound, "No user found with email \(email)")
             }
             if user.fields["emailVerified"] == .bool(true) { return ParseError(.otherCause, "Email \(email) is already verified.") }
-            if context.config.mail.verifyUserEmails { try AccountMail.queueVerification(for: user, context: context, in: db) }
+            if context.config.mail.verifyUserEmails { try AccountMail.queueVerification(for: user, asked: true, context: context, in: db) }
             return nil
         }
         if let outcome { throw outcome }

@@ -23,6 +23,11 @@ enum MailOutbox {
         db.queuedMail = true
     }
 
+    /// How many mails wait (`MailSettings.outboxCapacity` bounds it).
+    static func count(in db: SQLiteConnection) throws -> Int {
+        Int(try db.fetchRows("SELECT count(*) FROM _mail_outbox", [], cacheable: true).first?.first?.integer ?? 0)
+    }
+
     /// The mails due by `now`, oldest first, and when the next one after them is due.
     static func due(now: Int64, limit: Int, in db: some SQLQuerying) throws -> (mails: [Pending], nextDue: Int64?) {
         let rows = try db.fetchRows(

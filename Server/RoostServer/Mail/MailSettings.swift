@@ -24,6 +24,13 @@ public struct MailSettings: Sendable {
     public var templates = MailTemplates()
     /// Test-only: the longest wait between two tries of a mail (5 minutes by default).
     public var retryCapMilliseconds: Int64 = 300_000
+    /// A link asked for again (`/requestPasswordReset`, `/verificationEmailRequest`, the resend page) within this
+    /// many seconds of the last, which is still good, queues no mail: one mail per user and kind per interval.
+    /// Test-only override: `ROOST_TEST_ACCOUNT_MAIL_INTERVAL_S` (0: a new link on every request, as Parse).
+    public var resendIntervalSeconds = 60
+    /// At most this many mails wait in `_mail_outbox` (the SMTP server down): past it, new ones are not queued
+    /// (a log line says so) and those waiting are kept. Test-only override: `ROOST_TEST_MAIL_OUTBOX_CAPACITY`.
+    public var outboxCapacity = 10_000
 
     public init() {}
 

@@ -31,6 +31,9 @@ public final class Storage: Sendable {
     /// Writes a request leaves behind it, run in order once it has been answered; `close()` waits for them.
     private let deferredWrites = DispatchQueue(label: "roost.deferred-writes")
     private let pendingDeferredWrites = DispatchGroup()
+    private let deferredWaiting = WaitingCount()
+    /// At most this many deferred writes wait (a flood of requests must not queue work without bound).
+    static let maxDeferredWrites = 1_000
 
     /// Every pragma of the request connections in one place. With WAL, `synchronous=NORMAL` keeps
     /// commits atomic and durable across a process crash without an fsync per commit.
@@ -268,6 +271,10 @@ public final class Storage: Sendable {
                     })
             }
         }
+        migrator.registerMigration("v14: when account tokens were issued") { db in
+            // A link asked for again soon after the last queues no mail (`AccountMail`); earlier tokens: NULL, not recent.
+            try db.execute(sql: "ALTER TABLE _account_token ADD COLUMN issuedAt INTEGER")
+        }
         return migrator
     }
 
@@ -345,12 +352,16 @@ public final class Storage: Sendable {
 
     /// Runs `work` (which writes) on a queue of its own 100 ms from now, when the caller's answer has gone out
     /// (started at once, it competed with sending that answer: measurably slower replies); `close()` waits for it.
-    func deferWrite(_ work: @escaping @Sendable () -> Void) {
+    /// - Returns: false, queuing nothing, when `maxDeferredWrites` already wait: the caller does the work itself.
+    func deferWrite(_ work: @escaping @Sendable () -> Void) -> Bool {
+        guard deferredWaiting.add(below: Storage.maxDeferredWrites) else { return false }
         pendingDeferredWrites.enter()
-        deferredWrites.asyncAfter(deadline: .now() + .milliseconds(100)) { [pendingDeferredWrites] in
+        deferredWrites.asyncAfter(deadline: .now() + .milliseconds(100)) { [pendingDeferredWrites, deferredWaiting] in
             work()
+            deferredWaiting.remove()
             pendingDeferredWrites.leave()
         }
+        return true
     }
 
     /// Checkpoints the WAL into the database file and closes every connection. No request may be running.
@@ -360,4 +371,21 @@ public final class Storage: Sendable {
         readers.close()
         try writer.withConnection { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false) }
     }
+}
+
+/// A count of waiting work, bounded by its callers.
+private final class WaitingCount: @unchecked Sendable {  // `value` only under `lock`.
+    private let lock = NSLock()
+    private var value = 0
+
+    /// Counts one more unless `limit` already wait; whether it did.
+    func add(below limit: Int) -> Bool {
+        lock.withLock {
+            guard value < limit else { return false }
+            value += 1
+            return true
+        }
+    }
+
+    func remove() { lock.withLock { value -= 1 } }
 }

@@ -64,6 +64,12 @@ import Testing
             #expect(answer.status >= 400, "\(answer.json)")
         }
         expectError(try await logIn(api, "transacted", "password"), 101, locked("10"))
+
+        // A batch with `X-Parse-Request-Id` runs in one transaction with its record: the count stands too.
+        _ = try await api.signUp("recorded", "password")
+        let recorded: JSON = ["method": "POST", "path": .string("/parse/\(path)"), "body": ["username": "recorded", "password": "wrong"]]
+        _ = try await api.send("POST", "/batch", json: ["requests": [recorded, recorded, recorded]], headers: ["X-Parse-Request-Id": "lockout-\(path)"])
+        expectError(try await logIn(api, "recorded", "password"), 101, locked("10"))
     }
 
     // spec-differs: AccountLockoutPolicy.spec.js: throw error if duration is set to an invalid number -- a flag that is not a number is refused by the command line, naming the flag

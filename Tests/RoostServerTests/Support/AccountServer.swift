@@ -90,3 +90,6 @@ func token(in link: String?) -> String? {
     guard let link, let range = link.range(of: #"token=[^&]+"#, options: .regularExpression) else { return nil }
     return String(link[range].dropFirst(6))
 }
+
+/// Turns off the interval in which a link asked for again is not mailed again (Parse's specs ask back to back).
+let noResendInterval = ["ROOST_TEST_ACCOUNT_MAIL_INTERVAL_S": "0"]

@@ -36,7 +36,7 @@ public final class RoostServer: @unchecked Sendable {
         self.logger = logger
         faults = FaultInjection(config)
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
-        storage = try Storage(path: config.dataDirectory + "/roost.sqlite", queryTimeout: config.queryTimeoutSeconds)
+        storage = try Storage(path: TransferDatabase.path(dataDirectory: config.dataDirectory), queryTimeout: config.queryTimeoutSeconds)
         // Parse creates `_User` and `_Role` at start: `GET /schemas` lists them before any user or role exists.
         // Best effort: a full disk must not keep the server from starting (the first sign-up creates them then).
         _ = try? storage.write { db in (try UserStore.schema(in: db), try RoleStore.schema(in: db)) }

@@ -7,11 +7,13 @@ import RoostServer
 struct Roost: ParsableCommand {
     /// The server's version (`roost --version`); it speaks Parse Server 8's REST API.
     static let version = "0.1.0"
+    /// What `--version` prints, for every command.
+    static let versionLine = "roost \(version) (Parse Server REST API)"
 
     static let configuration = CommandConfiguration(
         commandName: "roost",
         abstract: "A Parse-compatible backend on SQLite.",
-        version: "roost \(version) (Parse Server REST API)",
+        version: versionLine,
         subcommands: [Serve.self, Export.self, Import.self, Backup.self],
         defaultSubcommand: Serve.self)
 }
@@ -23,7 +25,7 @@ struct Serve: ParsableCommand {
         abstract: "Serve the Parse REST API (the default command).",
         discussion: "Every option also reads a ROOST_* environment variable named after it (--pin-threads: ROOST_PIN_THREADS; "
             + "for switches true/false, 1/0 or yes/no); a flag wins over its variable.",
-        version: "roost \(Roost.version) (Parse Server REST API)")
+        version: Roost.versionLine)
 
     @Option(help: "Port to listen on; 0 picks a free one (env ROOST_PORT, default 1337).") var port: Int?
     @Option(help: "Address to listen on (env ROOST_HOST, default 127.0.0.1).") var host: String?

@@ -16,7 +16,7 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the whole app (schemas, objects, users with password hashes, sessions, roles, relations, files, config, webhooks) as JSON lines.",
         discussion: "Safe while the server runs: the database is read in one snapshot. `roost import` loads the file into a new data directory.",
-        version: "roost \(Roost.version) (Parse Server REST API)")
+        version: Roost.versionLine)
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @Option(help: "File to write (mode 0600: it holds password hashes); - for standard output.") var out: String
@@ -32,7 +32,7 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load a `roost export` file into a new, empty data directory (all or nothing).",
         discussion: "Start the server on that data directory once the import has finished.",
-        version: "roost \(Roost.version) (Parse Server REST API)")
+        version: Roost.versionLine)
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @Argument(help: "The export file; - for standard input.") var file: String
@@ -49,7 +49,7 @@ struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy the SQLite database consistently while the server runs (VACUUM INTO), and the uploaded files to FILE-files/.",
         discussion: "To restore: stop the server, put FILE at <data dir>/roost.sqlite and FILE-files/* in <data dir>/files/.",
-        version: "roost \(Roost.version) (Parse Server REST API)")
+        version: Roost.versionLine)
 
     @OptionGroup var dataDirectory: DataDirectoryOption
     @Option(help: "The backup file to create (it must not exist).") var out: String

@@ -7,7 +7,7 @@ public struct AccountLockoutPolicy: Sendable, Equatable {
     /// Minutes (a fraction too, as Parse allows).
     public var duration: Double
     /// Whether a password reset through the emailed link ends the lockout.
-    public var unlockOnPasswordReset = false
+    public var unlockOnPasswordReset: Bool
 
     public init(threshold: Int, duration: Double, unlockOnPasswordReset: Bool = false) {
         self.threshold = threshold

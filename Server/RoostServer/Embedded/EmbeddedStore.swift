@@ -14,7 +14,7 @@ public final class EmbeddedStore {
         var config = ServerConfig()
         config.dataDirectory = dataDirectory
         self.config = config
-        storage = try Storage(path: dataDirectory + "/roost.sqlite")
+        storage = try Storage(path: TransferDatabase.path(dataDirectory: dataDirectory))
     }
 
     /// Stores new objects in one transaction; returns their ids.

@@ -101,9 +101,10 @@ extension LiveQueryServer {
                 return nil  // Its permissions no longer hold: the client's `query` will say why.
             }
             guard let event = found else { continue }
-            bytes += event.jsonText.utf8.count
+            let encoded = event.encoded()  // Encoded once: measured here, sent as these bytes.
+            bytes += encoded.count
             guard bytes <= settings.maxReplayBytes else { return nil }
-            events.append(event)
+            events.append(.encodedFragment(encoded))
         }
         return events
     }
@@ -169,9 +170,10 @@ extension LiveQueryServer {
             var results: [JSON] = [], bytes = 0
             for object in objects {
                 let shown = matcher.visibleJSON(object, subscription, isMaster: client.hasMasterKey)
-                bytes += shown.jsonText.utf8.count
+                let encoded = shown.encoded()  // Encoded once: measured here, sent as these bytes.
+                bytes += encoded.count
                 guard bytes <= settings.maxReplayBytes else { break }
-                results.append(shown)
+                results.append(.encodedFragment(encoded))
             }
             send(client.message("result", requestId: requestId, extra: ["results": .array(results), "seq": .number(Double(head))]), to: id)
         } catch {

@@ -83,10 +83,10 @@ enum ChangeLog {
     /// The most changes one `trim` drops.
     static let trimBatch = 10_000
 
-    /// Drops the changes older than `windowMilliseconds` and all but the last `maxChanges` (at most `batch` rows
-    /// per call), raising each class's trim mark first. Returns how many were dropped.
+    /// Drops the changes older than `windowMilliseconds` and all but the last `maxChanges` (at most `trimBatch`
+    /// rows per call), raising each class's trim mark first. Returns how many were dropped.
     @discardableResult
-    static func trim(head: Int64, windowMilliseconds: Int64, maxChanges: Int64, now: Int64, batch: Int64 = Int64(trimBatch),
+    static func trim(head: Int64, windowMilliseconds: Int64, maxChanges: Int64, now: Int64,
                      in db: SQLiteConnection) throws -> Int {
         guard let first = try db.fetchRows("SELECT min(seq) FROM _live_change", [], cacheable: true).first?.first?.integer else {
             return 0
@@ -95,7 +95,7 @@ enum ChangeLog {
         let young = try db.fetchRows("SELECT seq FROM _live_change WHERE at >= ? ORDER BY seq LIMIT 1",
                                      [.integer(now - windowMilliseconds)], cacheable: true).first?.first?.integer
         var cutoff = max((young ?? head + 1) - 1, head - maxChanges)
-        cutoff = min(cutoff, first + batch - 1)
+        cutoff = min(cutoff, first + Int64(trimBatch) - 1)
         guard cutoff >= first else { return 0 }
         try db.execute("""
             INSERT INTO _live_trim (className, seq) SELECT className, max(seq) FROM _live_change WHERE seq <= ? GROUP BY className

@@ -50,7 +50,7 @@ enum ObjectStore {
         let recorder = db.recorder(for: schema.className)
         // The version before, as stored: decoded only if a subscriber needs it.
         let before = recorder != nil ? try fetch(object.objectId, from: schema, in: db) : nil
-        let after = row(values, schema)
+        let after = recorder != nil ? row(values, schema) : nil
         values.append(values.removeFirst())  // objectId goes last, for the WHERE.
         do {
             try db.execute(sql, values)

@@ -32,14 +32,13 @@ public struct TransferError: Error, CustomStringConvertible {
 public final class TransferOutput {
     private let file: UnsafeMutablePointer<FILE>
     private let path: String
-    private let isStandardOutput: Bool
+    private var isStandardOutput: Bool { path == "-" }
 
     /// - Parameter path: a file (created with mode 0600: an export holds password hashes), or `-`.
     public init(path: String) throws {
         self.path = path
         if path == "-" {
             file = fdopen(dup(STDOUT_FILENO), "w")!
-            isStandardOutput = true
         } else {
             let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             // An existing file keeps its mode through O_CREAT: made private here too.
@@ -47,7 +46,6 @@ public final class TransferOutput {
                 throw TransferError("cannot write \(path): \(String(cString: strerror(errno)))")
             }
             file = opened
-            isStandardOutput = false
         }
     }
 

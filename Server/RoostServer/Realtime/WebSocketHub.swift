@@ -101,11 +101,15 @@ final class WebSocketHub: @unchecked Sendable {
     /// Open WebSocket connections.
     var connectionCount: Int { openCount.load(ordering: .relaxed) }
 
-    /// Takes an upgraded socket; returns its id (nil when the hub has stopped: the socket is closed).
+    /// Takes an upgraded socket; returns its id (nil when the hub has stopped: the socket is told 1001 and closed).
     @discardableResult
     func adopt(_ connection: UpgradedConnection) -> UInt64? {
         let id = nextId.add(1, ordering: .relaxed).oldValue
         guard post(.adopt(id, connection)) else {
+            // The client has its 101 already and counts as connected: it hears "going away" as the others did.
+            // One small frame into a fresh socket's empty buffer; a failed send changes nothing.
+            let frame = WebSocketFrame.close(.goingAway, reason: "server stopping")
+            _ = frame.withUnsafeBytes { Glibc.send(connection.socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             connection.close()
             return nil
         }

@@ -198,6 +198,7 @@ struct Serve: ParsableCommand {
                 + "or another address with --host or ROOST_HOST.")
         }
         try DataDirectory.prepare(config.dataDirectory)
+        try DataDirectoryLock.acquire(config.dataDirectory, for: "serve from")
         if let key = settings.string(masterKey, "master-key"), !key.isEmpty {
             config.masterKey = key
         } else {

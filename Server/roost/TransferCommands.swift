@@ -39,6 +39,7 @@ struct Import: ParsableCommand {
 
     func run() throws {
         try DataDirectory.prepare(dataDirectory.path)
+        try DataDirectoryLock.acquire(dataDirectory.path, for: "import into")
         let counts = try DataImport.run(from: file, into: dataDirectory.path)
         say("Imported \(summary(counts)) into \(dataDirectory.path).")
     }

@@ -97,6 +97,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dataDirectory))
     }
 
+    @Test func aSecondServerOnTheSameDataDirectoryIsRefusedUntilTheFirstEnds() async throws {
+        let first = try TestServer()
+        let directory = first.dataDirectory.path
+        let second = try CommandLineTests.run(["serve", "--port", "0", "--data-dir", directory])
+        #expect(second.status == 1)
+        #expect(second.output.contains("cannot serve from \(directory): another roost process (pid \(first.process.pid)) is using it"),
+                "\(second.output)")
+        #expect(second.output.contains("--data-dir"))
+
+        // Killed outright, the first leaves no stale lock: the kernel let go of it with the process.
+        first.process.kill(signal: SIGKILL)
+        _ = first.process.waitUntilExit()
+        let again = try TestServer(dataDirectory: first.dataDirectory)
+        #expect(try await again.request("GET", "/health").status == 200)
+    }
+
     @Test func dataDirectoryFailuresSayWhatIsWrongWithWhichPath() throws {
         let file = CommandLineTests.freshPath()
         _ = FileManager.default.createFile(atPath: file, contents: Data("not a directory".utf8))

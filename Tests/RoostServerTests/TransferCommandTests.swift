@@ -118,10 +118,18 @@ import Testing
         defer { unlink(exportPath); unlink(cut) }
         #expect(try Self.roost(["export", "--data-dir", app.server.server.dataDirectory.path, "--out", exportPath]).status == 0)
 
-        // Over an app: refused, naming the directory.
-        let over = try Self.roost(["import", "--data-dir", app.server.server.dataDirectory.path, exportPath])
+        // Under the running server: refused, naming the directory and the server's pid (it would change data behind it).
+        let directory = app.server.server.dataDirectory.path
+        let underServer = try Self.roost(["import", "--data-dir", directory, exportPath])
+        #expect(underServer.status == 1)
+        #expect(underServer.output.contains("cannot import into \(directory): another roost process (pid \(app.server.server.process.pid)) is using it"),
+                "\(underServer.output)")
+
+        // Over an app, once its server stopped: refused, naming the directory.
+        #expect(app.server.server.stop() == 0)
+        let over = try Self.roost(["import", "--data-dir", directory, exportPath])
         #expect(over.status == 1)
-        #expect(over.output.contains("the data directory \(app.server.server.dataDirectory.path) already holds an app"), "\(over.output)")
+        #expect(over.output.contains("the data directory \(directory) already holds an app"), "\(over.output)")
 
         // An export cut short imports nothing (and no file), and the whole one still imports after.
         let lines = try String(contentsOfFile: exportPath, encoding: .utf8).split(separator: "\n")

@@ -11,6 +11,7 @@ import RoostCore
 ///     {"type":"session",…}                                      sessions, by the hash of their token
 ///     {"type":"relation","owningClass":"…","field":"…","owningId":"…","relatedId":"…"}
 ///     {"type":"hook",…}                                         webhooks
+///     {"type":"requestRecord"|"accountToken"|"loginFailure"|"mail",…}  what is in flight (`StateTable`)
 ///     {"type":"file","name":"…","size":N} then {"type":"fileData","name":"…","base64":"…"} lines of ≤ 768 KB
 ///     {"type":"end","counts":{…}}                                the last line: an export cut short has none
 ///
@@ -90,6 +91,9 @@ public enum DataExport {
             for row in try db.fetchRows("SELECT functionName, className, triggerName, url FROM _hooks", [], cacheable: false) {
                 try emit("hook", ["functionName": row[0].text.map(JSON.string) ?? .null, "className": row[1].text.map(JSON.string) ?? .null,
                                   "triggerName": row[2].text.map(JSON.string) ?? .null, "url": text(row[3])])
+            }
+            for table in StateTable.all {
+                try table.forEachRecord(in: db, pageSize: pageSize) { try emit(table.type, $0) }
             }
         }
         // Stored files never change under their name, so reading them after the snapshot is consistent with it.

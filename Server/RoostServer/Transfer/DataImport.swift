@@ -133,7 +133,12 @@ private struct Importer {
         case "end":
             sawEnd = true
         default:
-            throw failure("unknown record type \(type)")
+            guard let table = StateTable.all.first(where: { $0.type == type }) else { throw failure("unknown record type \(type)") }
+            do {
+                try table.insert(record, into: db)
+            } catch {
+                throw failure("\(type): \(error)")
+            }
         }
     }
 

@@ -56,10 +56,9 @@ enum AccountMail {
     /// `<publicServerURL>/apps/<appId>/<page>?token=<token>&username=<username>`, each part encoded as
     /// JavaScript's `encodeURIComponent`.
     static func link(_ page: String, token: String, user: StoredObject, context: RequestContext) -> String {
-        let base = context.config.mail.publicServerURL ?? ""
         let username = user.fields["username"]?.stringValue ?? ""
-        return "\(base)/apps/\(URIComponent.encode(context.config.applicationId))/\(page)?token=\(URIComponent.encode(token))"
-            + "&username=\(URIComponent.encode(username))"
+        return context.config.mail.appPageURL(page, applicationId: context.config.applicationId)
+            + "?token=\(URIComponent.encode(token))&username=\(URIComponent.encode(username))"
     }
 }
 

@@ -69,7 +69,7 @@ struct AccountPages {
     }
 
     private func choosePassword(_ request: HTTPRequest) -> HTTPResponse {
-        let action = "\(context.config.mail.publicServerURL ?? "")/apps/\(URIComponent.encode(context.config.applicationId))/request_password_reset"
+        let action = context.config.mail.appPageURL("request_password_reset", applicationId: context.config.applicationId)
         return html(AccountPageHTML.choosePassword(
             appName: request.query["app"] ?? "", action: action, username: request.query["username"] ?? "",
             token: request.query["token"] ?? "", error: nonEmpty(request.query["error"])))

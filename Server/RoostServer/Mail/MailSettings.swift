@@ -38,6 +38,12 @@ public struct MailSettings: Sendable {
     /// (Parse's `validateEmailConfiguration`).
     var isComplete: Bool { smtpURL != nil && appName != nil && publicServerURL != nil }
 
+    /// `<publicServerURL>/apps/<appId>/<page>`, the app id encoded as JavaScript's `encodeURIComponent`: where
+    /// mailed links and the pages' forms point.
+    func appPageURL(_ page: String, applicationId: String) -> String {
+        "\(publicServerURL ?? "")/apps/\(URIComponent.encode(applicationId))/\(page)"
+    }
+
     /// The sender address.
     var sender: String {
         if let from { return from }

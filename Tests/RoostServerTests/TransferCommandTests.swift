@@ -157,6 +157,34 @@ import Testing
         #expect(bad.output.contains("\(junk), line 2: a schema without a valid className"), "\(bad.output)")
     }
 
+    /// An export edited by hand cannot store what the server would refuse: a value of another type than its
+    /// field's schema records, a field no schema names, an operation, a malformed ACL. The line is named.
+    @Test(arguments: [
+        (#"{"n":"seven"}"#, "field n holds a String, its schema says Number"),
+        (#"{"stray":1}"#, "field stray is not in the schema record of Thing"),
+        (#"{"n":{"__op":"Increment","amount":1}}"#, "field n holds an operation, not a value"),
+        (#"{"n":1,"ACL":{"*":{"read":"yes"}}}"#, "Invalid ACL."),
+    ])
+    func importRefusesValuesTheSchemaDoesNotAllow(fields: String, message: String) throws {
+        let path = CommandLineTests.freshPath() + ".jsonl"
+        defer { unlink(path) }
+        let fieldsObject = String(fields.dropFirst().dropLast())
+        let object = #"{"objectId":"t1","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","# + fieldsObject + "}"
+        let lines = [
+            #"{"type":"roost-export","version":1}"#,
+            #"{"type":"schema","className":"Thing","fields":{"n":{"type":"Number"}}}"#,
+            #"{"type":"object","className":"Thing","object":"# + object + "}",
+            #"{"type":"end","counts":{}}"#,
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let target = CommandLineTests.freshPath()
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        let refused = try Self.roost(["import", "--data-dir", target, path])
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("\(path), line 3: object Thing/t1: "), "\(refused.output)")
+        #expect(refused.output.contains(message), "\(refused.output)")
+    }
+
     @Test func aBackupTakenDuringWritesIsAWorkingConsistentDatabase() async throws {
         let app = try await Self.makeApp()
         let backupPath = CommandLineTests.freshPath() + ".sqlite"

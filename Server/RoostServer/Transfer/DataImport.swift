@@ -196,11 +196,38 @@ private struct Importer {
         else { throw failure("an object without objectId, createdAt and updatedAt") }
         let acl = fields.removeValue(forKey: "ACL")
         do {
+            fields = try checked(fields, against: schema)
+            if let acl { _ = try ACL.validate(acl) }
             try ObjectStore.insert(StoredObject(objectId: objectId, createdAt: createdAt, updatedAt: updatedAt, acl: acl, fields: fields),
                                    into: schema, in: db)
         } catch let error as ParseError {
             throw failure("object \(className)/\(objectId): \(error.message)")
         }
+    }
+
+    /// The object's values as the server would have stored them: each field in the class's schema record, with
+    /// the type recorded there (an export edited by hand, or from a newer roost, cannot put a string in a
+    /// Number field or a key no schema names, which queries and clients would then trip over).
+    private func checked(_ fields: [String: JSON], against schema: ClassSchema) throws -> [String: JSON] {
+        var stored: [String: JSON] = [:]
+        for (key, value) in fields {
+            guard let declared = schema.fields[key] else {
+                throw ParseError(.incorrectType, "field \(key) is not in the schema record of \(schema.className)")
+            }
+            if case .relation = declared {
+                stored[key] = value  // Its marker; the links are relation records.
+                continue
+            }
+            if case .object(let members) = value, members["__op"] != nil {
+                throw ParseError(.incorrectType, "field \(key) holds an operation, not a value")
+            }
+            let (type, normalized) = try WireValue.validate(value)
+            if let type, type != declared {
+                throw ParseError(.incorrectType, "field \(key) holds a \(type.displayName), its schema says \(declared.displayName)")
+            }
+            stored[key] = normalized
+        }
+        return stored
     }
 
     private func failure(_ what: String) -> TransferError {

@@ -22,7 +22,7 @@ let package = Package(
         .systemLibrary(name: "CLibSSL", path: "Sources/CLibSSL"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CPCRE2", path: "Sources/CPCRE2"),
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        .target(name: "CCurl", path: "Sources/CCurl"),
         .target(name: "RoostCore", path: "Sources/RoostCore"),
         .target(
             name: "RoostServer",

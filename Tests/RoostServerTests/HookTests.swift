@@ -48,6 +48,20 @@ import Testing
         #expect(!server.log().contains("hook-key-123"))
     }
 
+    /// A webhook that cannot be reached, or answers more than the server keeps (16 MB), fails the function with 141
+    /// and the server goes on serving.
+    @Test func unreachableAndOversizedWebhooksFailTheCall() async throws {
+        let server = try TestServer(arguments: fastHashing)
+        let receiver = try WebhookReceiver(reply: #"{"success":"#  + "\"" + String(repeating: "x", count: 17 * 1024 * 1024) + "\"}")
+        _ = try await server.request("POST", "/hooks/functions", json: ["functionName": "big", "url": .string(receiver.url)], master: true)
+        _ = try await server.request("POST", "/hooks/functions", json: ["functionName": "gone", "url": "http://127.0.0.1:9/gone"], master: true)
+        let failed: JSON = ["code": 141, "error": "Webhook request failed."]
+        #expect(try await server.request("POST", "/functions/big", json: [:]).json == failed)
+        #expect(try await server.request("POST", "/functions/gone", json: [:]).json == failed)
+        receiver.reply(with: #"{"success":"small"}"#)
+        #expect(try await server.request("POST", "/functions/big", json: [:]).json == ["result": "small"])
+    }
+
     @Test func badDeclarationsAre143() async throws {
         let server = try TestServer(arguments: fastHashing)
         for body: JSON in [["functionName": "f"], ["url": "http://x"], ["className": "Game", "url": "http://x"],

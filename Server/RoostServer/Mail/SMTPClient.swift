@@ -21,15 +21,13 @@ final class SMTPClient {
     private let url: String
     private let requiresTLS: Bool
 
-    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-
-    /// - Throws: `SMTPError` when libcurl cannot make a handle.
     private let certificateAuthorities: String?
 
     /// - Parameter certificateAuthorities: a PEM file to verify the server's certificate with (libcurl's system store otherwise).
+    /// - Throws: `SMTPError` when libcurl cannot be loaded or make a handle.
     init(url: String, certificateAuthorities: String? = nil) throws {
-        _ = Self.globalInit
-        guard let handle = curl_easy_init() else { throw SMTPError(code: -1, reply: 0, message: "curl_easy_init failed") }
+        if let failure = roost_curl_load() { throw SMTPError(code: -1, reply: 0, message: String(cString: failure)) }
+        guard let handle = roost_curl_easy_init() else { throw SMTPError(code: -1, reply: 0, message: "curl_easy_init failed") }
         self.handle = handle
         self.url = url
         self.certificateAuthorities = certificateAuthorities
@@ -37,15 +35,15 @@ final class SMTPClient {
         requiresTLS = components?.scheme == "smtps" || components?.password != nil
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit { roost_curl_easy_cleanup(handle) }
 
     /// Hands `message` (a whole RFC 5322 message, CRLF line ends) to the SMTP server for `recipient`.
     /// Blocks until the server has accepted or refused it, or a timeout passes (10 s to connect, 60 s in all).
     func send(from sender: String, to recipient: String, message: [UInt8]) throws {
-        curl_easy_reset(handle)
+        roost_curl_easy_reset(handle)
         var list: UnsafeMutablePointer<curl_slist>? = nil
-        list = curl_slist_append(list, "<\(recipient)>")
-        defer { curl_slist_free_all(list) }
+        list = roost_curl_slist_append(list, "<\(recipient)>")
+        defer { roost_curl_slist_free_all(list) }
         var buffer = message
         try buffer.withUnsafeMutableBytes { bytes in
             guard let file = fmemopen(bytes.baseAddress, bytes.count, "r") else {
@@ -64,13 +62,13 @@ final class SMTPClient {
             try check(roost_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))  // Timeouts without SIGALRM (threads).
             try check(roost_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 10))
             try check(roost_curl_set_long(handle, CURLOPT_TIMEOUT, 60))
-            try check(curl_easy_perform(handle))
+            try check(roost_curl_easy_perform(handle))
         }
     }
 
     /// Throws libcurl's own description of a failed call, with the SMTP server's last reply code.
     private func check(_ code: CURLcode) throws {
         guard code != CURLE_OK else { return }
-        throw SMTPError(code: Int32(code.rawValue), reply: roost_curl_response_code(handle), message: String(cString: curl_easy_strerror(code)))
+        throw SMTPError(code: Int32(code.rawValue), reply: roost_curl_response_code(handle), message: String(cString: roost_curl_easy_strerror(code)))
     }
 }

@@ -1,8 +1,6 @@
-import Dispatch
+import CCurl
 import Foundation
-import FoundationNetworking
 import RoostCore
-import Synchronization
 
 /// Calls a webhook as Parse Server does: a JSON `POST` with `X-Parse-Webhook-Key`, answered with
 /// `{"success": value}` or `{"error": message}`. See the REST guide, "Hooks".
@@ -17,16 +15,10 @@ struct Webhook {
         guard let endpoint = URL(string: url), ["http", "https"].contains(endpoint.scheme?.lowercased() ?? "") else {
             throw ParseError(.scriptFailed, "Invalid webhook URL.")
         }
-        var request = URLRequest(url: endpoint, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let key { request.setValue(key, forHTTPHeaderField: "X-Parse-Webhook-Key") }
-        request.httpBody = Data(body.encoded())
-        let reply = Webhook.send(request, within: timeout)
-        guard case .success(let data) = reply else {
+        guard let data = Webhook.post(Array(body.encoded()), to: url, key: key, within: timeout) else {
             throw ParseError(.scriptFailed, "Webhook request failed.")
         }
-        guard let answer = try? JSONParser.parse(Array(data)), case .object(let members) = answer else {
+        guard let answer = try? JSONParser.parse(data), case .object(let members) = answer else {
             throw ParseError(.scriptFailed, "Malformed response")
         }
         if let error = members["error"], error != .null {
@@ -47,22 +39,29 @@ struct Webhook {
         return fields
     }
 
-    /// Blocks the calling request thread until the reply, at most `timeout` in all (URLSession's own
-    /// timeout restarts with every byte received, so a webhook that trickles would hold on).
-    private static func send(_ request: URLRequest, within timeout: TimeInterval) -> Result<Data, Error> {
-        let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Result<Data, Error>>(.failure(URLError(.timedOut)))
-        let task = session.dataTask(with: request) { data, _, error in
-            result.withLock { $0 = data.map { .success($0) } ?? .failure(error ?? URLError(.badServerResponse)) }
-            done.signal()
-        }
-        task.resume()
-        if done.wait(timeout: .now() + timeout) == .timedOut {
-            task.cancel()
-            return .failure(URLError(.timedOut))
-        }
-        return result.withLock { $0 }
-    }
+    /// A reply larger than this fails the call (a webhook cannot fill the server's memory).
+    static let maxReplyBytes = 16 * 1024 * 1024
 
-    private static let session = URLSession(configuration: .ephemeral)
+    /// POSTs `body` and returns the reply's body, or nil when there is none in time. Blocks the calling request
+    /// thread at most `timeout` in all: a webhook that trickles its reply does not hold on longer.
+    private static func post(_ body: [UInt8], to url: String, key: String?, within timeout: TimeInterval) -> [UInt8]? {
+        var reply: UnsafeMutablePointer<CChar>?
+        var length = 0
+        let milliseconds = Int(min(max(timeout, 0.001), 86_400) * 1000)
+        let header = key.map { "X-Parse-Webhook-Key: \($0)" }
+        let code = body.withUnsafeBytes { bytes in
+            withOptionalCString(header) { header in
+                roost_curl_post_json(url, header, bytes.baseAddress, bytes.count, milliseconds, maxReplyBytes, &reply, &length)
+            }
+        }
+        defer { free(reply) }
+        guard code == CURLE_OK else { return nil }
+        return reply.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+    }
+}
+
+/// `body` given `text` as a C string, or NULL.
+private func withOptionalCString<Result>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
 }

@@ -145,6 +145,13 @@ import Testing
         // DEALLOCATE ALL behind its back: the statement is prepared again.
         try db.execute("DEALLOCATE ALL")
         #expect(try db.query(sql, [7])[0].int("next") == 8)
+        // A table that gains a column under a prepared SELECT *: prepared again, the new column read.
+        try withTable("id int8") { db in
+            try db.query("INSERT INTO \(table) VALUES (1)")
+            #expect(try db.query("SELECT * FROM \(table)").columns == ["id"])
+            try db.execute("ALTER TABLE \(table) ADD COLUMN extra text DEFAULT 'x'")
+            #expect(try db.query("SELECT * FROM \(table)")[0].string("extra") == "x")
+        }
     }
 
     @Test func aTerminatedBackendIsReplacedByThePool() throws {

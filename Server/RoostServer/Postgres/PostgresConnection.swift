@@ -85,9 +85,14 @@ public final class PostgresConnection {
         let name = try statementName(for: key, sql: sql, types: types)
         do {
             return try run(name: name, parameters)
-        } catch let error as PostgresError where error.sqlState == .invalidSQLStatementName {
+        } catch let error as PostgresError where error.sqlState == .invalidSQLStatementName && isIdle {
             // Someone ran DEALLOCATE ALL or DISCARD ALL on this session: prepare again, once.
             prepared = [:]
+            return try run(name: try statementName(for: key, sql: sql, types: types), parameters)
+        } catch let error as PostgresError where error.sqlState == .featureNotSupported && error.message.contains("cached plan") && isIdle {
+            // "cached plan must not change result type": a table's columns changed since (SELECT *); prepare again, once.
+            prepared[key] = nil
+            _ = try? execute("DEALLOCATE " + name)
             return try run(name: try statementName(for: key, sql: sql, types: types), parameters)
         }
     }

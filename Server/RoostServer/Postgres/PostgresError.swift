@@ -26,6 +26,7 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let invalidPassword = SQLState(rawValue: "28P01")
     public static let invalidSQLStatementName = SQLState(rawValue: "26000")
     public static let inFailedTransaction = SQLState(rawValue: "25P02")
+    public static let featureNotSupported = SQLState(rawValue: "0A000")
 
     /// The class: the first two characters ("23" integrity constraint violation, "40" transaction rollback, ...).
     public var errorClass: String { String(rawValue.prefix(2)) }

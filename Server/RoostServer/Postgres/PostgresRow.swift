@@ -14,9 +14,8 @@ public struct PostgresRow {
 
     private func position(_ column: PostgresColumn) throws -> Int32 {
         if let name = column as? String { return try result.column(named: name) }
-        let number = column as! Int
-        guard number >= 0 && number < result.columns.count else {
-            throw PostgresError(.badValue, message: "no column \(number) (the result has \(result.columns.count))", endpoint: "")
+        guard let number = column as? Int, number >= 0 && number < result.columns.count else {
+            throw PostgresError(.badValue, message: "no column \(column) (the result has \(result.columns.count))", endpoint: "")
         }
         return Int32(number)
     }

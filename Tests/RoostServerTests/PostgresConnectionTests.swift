@@ -136,6 +136,44 @@ import Testing
         }
     }
 
+    @Test func aSerializationFailureIsRetriedFromTheStart() throws {
+        try withTable("id int8 PRIMARY KEY, n int8") { db in
+            try db.query("INSERT INTO \(table) VALUES (1, 0)")
+            let other = try connect()
+            var attempts = 0
+            let seen = try db.transaction(.serializable, attempts: 3) { tx in
+                attempts += 1
+                let n = try tx.query("SELECT n FROM \(table) WHERE id = 1")[0].int("n") ?? -1
+                // The first attempt loses to another connection's committed increment.
+                if attempts == 1 { try other.query("UPDATE \(table) SET n = n + 1 WHERE id = 1") }
+                try tx.query("UPDATE \(table) SET n = $1 WHERE id = 1", [.int(Int64(n + 1))])
+                return n
+            }
+            #expect(attempts == 2 && seen == 1)
+            #expect(try db.query("SELECT n FROM \(table)")[0].int(0) == 2)  // No increment lost.
+            // Past its attempts the failure is the caller's.
+            var tries = 0
+            let error = try #require(throws: PostgresError.self) {
+                try db.transaction(.serializable, attempts: 2) { tx in
+                    tries += 1
+                    _ = try tx.query("SELECT n FROM \(table) WHERE id = 1")
+                    try other.query("UPDATE \(table) SET n = n + 1 WHERE id = 1")
+                    try tx.query("UPDATE \(table) SET n = 0 WHERE id = 1")
+                }
+            }
+            #expect(error.sqlState == .serializationFailure && tries == 2 && db.isIdle)
+        }
+    }
+
+    @Test func aFullPoolMakesTheNextCallerWaitThenTimeOut() throws {
+        let pool = try PostgresPool(url: url, size: 1, checkoutTimeout: 0.3)
+        let error = try #require(throws: PostgresError.self) {
+            try pool.withConnection { _ in try pool.withConnection { _ in } }
+        }
+        #expect(error.kind == .timeout && error.description.contains("127.0.0.1"))
+        #expect(try pool.withConnection { try $0.query("SELECT 3")[0].int(0) } == 3)  // Free again.
+    }
+
     @Test func aPreparedStatementIsPreparedOnceAndReused() throws {
         let db = try connect()
         let sql = "SELECT $1::int8 + 1 AS next"

@@ -74,6 +74,11 @@ import Testing
         (#"{"name": {"$regex": "a.l", "$options": "s"}}"#, ["c"]),  // "Gamm[a\nl]ine".
         (#"{"name": {"$regex": "a.l"}}"#, []),
         (#"{"score": {"$regex": "1"}}"#, []),  // Only strings match a regex.
+        (#"{"tags": {"$containedBy": ["x", "y"]}}"#, ["a", "b", "c"]),  // c's empty array too.
+        (#"{"tags": {"$containedBy": [1, 2, 3]}}"#, ["c", "d"]),
+        (#"{"when": {"$lt": {"$relativeTime": "1 day ago"}}}"#, ["a", "b"]),
+        (#"{"when": {"$gt": {"$relativeTime": "in 1 day"}}}"#, []),
+        (#"{"createdAt": {"$gte": {"$relativeTime": "100 years ago"}}}"#, ["a", "b", "c", "d"]),
         (#"{"$or": [{"score": 10}, {"flag": false}]}"#, ["a", "b"]),
         (#"{"$and": [{"tags": "y"}, {"score": {"$gt": 15}}]}"#, ["b"]),
         (#"{"$nor": [{"score": 10}, {"tags": [1, 2]}]}"#, ["b", "c"]),
@@ -122,12 +127,24 @@ import Testing
         #expect(plan.contains("\(table)_score"), "\(plan)")
     }
 
+    /// Parse's 107s for operands, as on SQLite.
+    @Test func badOperandsAre107() throws {
+        let compiler = PostgresQueryCompiler(schema: Self.schema)
+        for whereText in [#"{"score": {"$lt": {"$relativeTime": "1 day ago"}}}"#,  // Not a Date field.
+                          #"{"when": {"$ne": {"$relativeTime": "1 day ago"}}}"#,  // Only comparisons.
+                          #"{"when": {"$lt": {"$relativeTime": "yesterday-ish"}}}"#,
+                          #"{"name": {"$lt": {"a": 1}}}"#] {  // bad atom
+            let constraint = try QueryConstraint.parse(where: try JSONParser.parse(whereText))
+            let error = try #require(throws: ParseError.self, "\(whereText)") { try compiler.compile(constraint) }
+            #expect(error.code == .invalidJSON, "\(whereText)")
+        }
+    }
+
     @Test func whatItCannotCompileYetIs102() throws {
         let compiler = PostgresQueryCompiler(schema: Self.schema)
         for whereText in [#"{"$relatedTo": {"object": {"__type": "Pointer", "className": "Thing", "objectId": "a"}, "key": "r"}}"#,
                           #"{"owner": {"$inQuery": {"where": {}, "className": "_User"}}}"#,
-                          #"{"tags": {"$containedBy": ["x"]}}"#,
-                          #"{"when": {"$lt": {"$relativeTime": "1 day ago"}}}"#] {
+                          #"{"when": {"$nearSphere": {"__type": "GeoPoint", "latitude": 0, "longitude": 0}}}"#] {
             let constraint = try QueryConstraint.parse(where: try JSONParser.parse(whereText))
             let error = try #require(throws: ParseError.self, "\(whereText)") { try compiler.compile(constraint) }
             #expect(error.code == .invalidQuery, "\(whereText)")

@@ -28,9 +28,10 @@ struct PostgresFragment {
 /// them), with the semantics of `QueryCompiler` (SQLite): values of another type never match, a missing field is
 /// "not equal", an Array field matches through any element, Pointers compare by objectId, Dates by their ISO text.
 ///
-/// Covered: `$and $or $nor`, equality, `$ne $lt $lte $gt $gte $in $nin $exists $all $regex`, dot paths (into Objects,
+/// Covered: `$and $or $nor`, equality, `$ne $lt $lte $gt $gte $in $nin $exists $all $containedBy $regex`, `$relativeTime`
+/// (its 107s, and Parse's `bad atom` ones, are `QueryCompiler`'s own checks, shared), dot paths (into Objects,
 /// numeric parts index Arrays, an Array where a path ends matches through its elements). Not yet (they throw 102):
-/// `$relatedTo`, subqueries, geo, `$text`, `$containedBy`, `$relativeTime`, Relation fields, and paths crossing Arrays
+/// `$relatedTo`, subqueries, geo, `$text`, Relation fields, and paths crossing Arrays
 /// of Objects (`comments.author`, which SQLite answers with `roost_path_values`).
 ///
 /// `$regex` runs on PostgreSQL's own engine (Tcl ARE, https://www.postgresql.org/docs/current/functions-matching.html),
@@ -64,13 +65,20 @@ struct PostgresQueryCompiler {
 
     private func compile(_ key: String, _ condition: FieldCondition) throws -> PostgresFragment {
         if case .relation = schema.fields[key] { throw unsupported("a query on a Relation field") }
+        // Operand checks and `$relativeTime` are the same on both databases: SQLite's compiler's own.
+        let operands = QueryCompiler(schema: schema)
+        try operands.checkAtoms(key, condition)
         switch condition {
-        case .equalTo(let value): return try equality(key, value)
-        case .notEqualTo(let value): return negated(try equality(key, pointersForIds(key, [value])[0]))
-        case .lessThan(let value): return try comparison(key, "<", value)
-        case .lessThanOrEqualTo(let value): return try comparison(key, "<=", value)
-        case .greaterThan(let value): return try comparison(key, ">", value)
-        case .greaterThanOrEqualTo(let value): return try comparison(key, ">=", value)
+        case .equalTo(let value):
+            try operands.refuseRelativeTime(key, value)
+            return try equality(key, value)
+        case .notEqualTo(let value):
+            try operands.refuseRelativeTime(key, value)
+            return negated(try equality(key, pointersForIds(key, [value])[0]))
+        case .lessThan(let value): return try comparison(key, "<", operands.resolvingRelativeTime(key, value, "$lt"))
+        case .lessThanOrEqualTo(let value): return try comparison(key, "<=", operands.resolvingRelativeTime(key, value, "$lte"))
+        case .greaterThan(let value): return try comparison(key, ">", operands.resolvingRelativeTime(key, value, "$gt"))
+        case .greaterThanOrEqualTo(let value): return try comparison(key, ">=", operands.resolvingRelativeTime(key, value, "$gte"))
         case .containedIn(let values): return try membership(key, pointersForIds(key, values))
         case .notContainedIn(let values): return negated(try membership(key, pointersForIds(key, values)))
         case .containsAll(let values):
@@ -81,7 +89,7 @@ struct PostgresQueryCompiler {
             if isBuiltIn(key) { return PostgresFragment(sql: flag ? "TRUE" : "FALSE") }
             return PostgresFragment(sql: "\(json(key)) IS \(flag ? "NOT " : "")NULL")
         case .matchesRegex(let pattern, let options): return try regex(key, pattern, options)
-        case .containedBy: throw unsupported("$containedBy")
+        case .containedBy(let values): return containedBy(key, values)
         case .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery, .doesNotMatchQuery: throw unsupported("A subquery")
         case .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere: throw unsupported("A geo query")
         case .matchesText: throw unsupported("$text")
@@ -94,7 +102,6 @@ struct PostgresQueryCompiler {
             if isBuiltIn(key) { return PostgresFragment(sql: "FALSE") }
             return PostgresFragment(sql: "\(json(key)) IS NULL OR \(json(key)) = 'null'::jsonb")
         }
-        if case .object(let members) = value, members["$relativeTime"] != nil { throw unsupported("$relativeTime") }
         let scalar = try test(key, "=", value, on: nil)
         if value.arrayValue != nil { return scalar }
         let element = try test(key, "=", value, on: "element.value")
@@ -104,7 +111,6 @@ struct PostgresQueryCompiler {
 
     /// `$lt` and the others: on an Array any element may satisfy it, as in MongoDB.
     private func comparison(_ key: String, _ op: String, _ value: JSON) throws -> PostgresFragment {
-        if case .object(let members) = value, members["$relativeTime"] != nil { throw unsupported("$relativeTime") }
         let element = try test(key, op, value, on: "element.value")
         if isArrayField(key) { return anyElement(key, element) }
         let scalar = try test(key, op, value, on: nil)
@@ -136,6 +142,18 @@ struct PostgresQueryCompiler {
             scalar = PostgresFragment(sql: member(scalarPath.map { "(\(json(key)) #> '\($0)')" } ?? json(key)), parameters: [list])
         }
         return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: element) : scalar
+    }
+
+    /// `$containedBy`: no element of the Array outside the values (Pointers by objectId, as the first value says); a
+    /// missing field has none.
+    private func containedBy(_ key: String, _ values: [JSON]) -> PostgresFragment {
+        let list = PostgresValue.text(JSON.array(values.map { $0["objectId"] ?? $0 }).jsonText)
+        let element = values.first?["__type"]?.stringValue == "Pointer" ? "(element.value -> 'objectId')" : "element.value"
+        let outside = PostgresFragment(
+            sql: "\(element) NOT IN (SELECT listed.value FROM jsonb_array_elements(\(PostgresFragment.parameter)::jsonb) AS listed(value))",
+            parameters: [list])
+        let any = anyElement(key, outside)
+        return PostgresFragment(sql: "NOT \(any.sql)", parameters: any.parameters)
     }
 
     private func regex(_ key: String, _ pattern: String, _ options: String) throws -> PostgresFragment {

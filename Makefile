@@ -1,5 +1,5 @@
 # The two commands of the README: `make serve` and `make test`. Both install what they need.
-.PHONY: deps build release serve test bench clean
+.PHONY: deps build release serve test test-suites bench clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -19,11 +19,16 @@ serve: release
 # (aiosmtpd, installed from PyPI into .build/smtp-venv) and fill in the password reset form in headless Chromium.
 # Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
-TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests
+TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests|PostgresNotificationTests
 
+# The suites run inside a throwaway PostgreSQL cluster (scripts/postgres-cluster.sh run: ROOST_TEST_POSTGRES_URL is set
+# for them, and the cluster is stopped and deleted afterwards, also when a suite fails).
 test:
-	@./scripts/install-deps.sh curl python3-websockets python3-venv chromium nginx openssl
+	@./scripts/install-deps.sh curl python3-websockets python3-venv chromium nginx openssl postgresql
 	@./scripts/install-test-python.sh
+	@./scripts/postgres-cluster.sh run $(MAKE) --no-print-directory test-suites
+
+test-suites:
 	swift test --skip "$(TIMED_SUITES)"
 	swift test --skip-build --no-parallel --filter "$(TIMED_SUITES)"
 	python3 bench/attack.py --quick --binary .build/debug/roost

@@ -23,11 +23,13 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CPCRE2", path: "Sources/CPCRE2"),
         .target(name: "CCurl", path: "Sources/CCurl"),
+        // libpq for PostgreSQL storage (issue 21); Debian keeps its header in /usr/include/postgresql.
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "RoostCore", path: "Sources/RoostCore"),
         .target(
             name: "RoostServer",
             dependencies: [
-                "RoostCore", "CMicroHTTPD", "COpenSSL", "CSQLite", "CPCRE2", "CCurl",
+                "RoostCore", "CMicroHTTPD", "COpenSSL", "CSQLite", "CPCRE2", "CCurl", "CLibPQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -3,7 +3,7 @@
 # arguments), only when they are missing. Needs root or sudo on Debian/Ubuntu.
 set -euo pipefail
 
-packages=(libmicrohttpd-dev libsqlite3-dev libssl-dev libpcre2-dev libcurl4-openssl-dev pkg-config "$@")
+packages=(libmicrohttpd-dev libsqlite3-dev libssl-dev libpcre2-dev libcurl4-openssl-dev libpq-dev pkg-config "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

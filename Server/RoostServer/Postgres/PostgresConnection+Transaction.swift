@@ -1,0 +1,58 @@
+import Foundation
+
+/// How a transaction sees others' writes (https://www.postgresql.org/docs/current/transaction-iso.html).
+public enum PostgresIsolation: String, Sendable {
+    case readCommitted = "READ COMMITTED"
+    case repeatableRead = "REPEATABLE READ"
+    /// A transaction that would break serial order fails with 40001 (`SQLState.serializationFailure`): run it again.
+    case serializable = "SERIALIZABLE"
+}
+
+extension PostgresConnection {
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws (the error is rethrown).
+    ///
+    ///     try connection.transaction { db in
+    ///         try db.query("update counter set n = n + 1 where id = $1", [id])
+    ///     }
+    ///
+    /// - Throws: `.misuse` inside another transaction; the body's error; the commit's (40001 under `.serializable`).
+    public func transaction<T>(_ isolation: PostgresIsolation = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try transaction(isolation, attempts: 1, body)
+    }
+
+    /// Runs `body` in a transaction as `transaction(_:_:)` does, and runs it again from the start, up to `attempts`
+    /// times in all, while it fails with a serialization failure (40001) or a deadlock (40P01): what PostgreSQL's
+    /// manual asks of serializable transactions. `body` must have no effects outside the database.
+    public func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, _ body: (PostgresConnection) throws -> T) throws -> T {
+        precondition(attempts > 0, "a transaction needs at least one attempt")
+        var attempt = 1
+        while true {
+            do {
+                return try transactionOnce(isolation, body)
+            } catch let error as PostgresError where error.sqlState?.isRetryable == true && attempt < attempts && isConnected {
+                attempt += 1
+            }
+        }
+    }
+
+    private func transactionOnce<T>(_ isolation: PostgresIsolation, _ body: (PostgresConnection) throws -> T) throws -> T {
+        guard isIdle else {
+            throw PostgresError(.misuse, message: "a transaction is already open on this connection", endpoint: endpoint)
+        }
+        try execute("BEGIN ISOLATION LEVEL " + isolation.rawValue)
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            if isConnected { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            if isConnected && !isIdle { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+        return value
+    }
+}

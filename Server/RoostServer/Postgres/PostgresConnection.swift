@@ -1,0 +1,171 @@
+import CLibPQ
+import Foundation
+
+/// One connection to PostgreSQL through libpq: blocking calls, for the thread that holds it.
+///
+/// libpq is thread-safe, but "no two threads [may] manipulate the same PGconn object at the same time"
+/// (https://www.postgresql.org/docs/current/libpq-threading.html): use a connection from one thread at a time
+/// (`PostgresPool` hands each out to one caller). Owns its `PGconn` (PQfinish in deinit).
+///
+///     let connection = try PostgresConnection(url: "postgres://roost:secret@127.0.0.1:5432/roost")
+///     let rows = try connection.query("select n from t where id = $1", ["a1"])
+///     let n = try rows[0].int("n")
+///
+/// Statements run with `query` are prepared once per connection and kept (at most `preparedLimit`, the least
+/// recently used let go); `execute` runs SQL text as it is (several statements, no parameters). Passwords never
+/// appear in errors: they name the server as `user@host:port/database`.
+public final class PostgresConnection {
+    let handle: OpaquePointer
+    /// The server this connects to, without the password.
+    public let endpoint: String
+    /// How many prepared statements a connection keeps.
+    public static let preparedLimit = 256
+
+    private var prepared: [String: PreparedStatement] = [:]
+    private var nextStatementNumber = 0
+    private var useCounter = 0
+
+    private struct PreparedStatement {
+        let name: String
+        var lastUse: Int
+    }
+
+    /// Connects and authenticates.
+    /// - Throws: `.badURL` for a URL that does not read; `.connectionFailed` with libpq's reason (which names the
+    ///   host and user, never the password).
+    public convenience init(url: String) throws {
+        try self.init(url: try PostgresURL(url))
+    }
+
+    public init(url: PostgresURL) throws {
+        endpoint = url.redacted
+        // PQconnectdbParams with expand_dbname 0: every value is taken literally, nothing is re-parsed.
+        let keys = url.parameters.map { strdup($0.key) } + [nil]
+        let values = url.parameters.map { strdup($0.value) } + [nil]
+        defer {
+            keys.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let connection = keys.map { UnsafePointer($0) }.withUnsafeBufferPointer { keyPointers in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
+                PQconnectdbParams(keyPointers.baseAddress, valuePointers.baseAddress, 0)
+            }
+        }
+        guard let connection else {
+            throw PostgresError(.connectionFailed, message: "libpq could not allocate a connection", endpoint: endpoint)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresError(.connectionFailed, message: message, endpoint: endpoint)
+        }
+        handle = connection
+        // NOTICE and WARNING lines ("table does not exist, skipping") would go to stderr; callers need none of them.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// The connection is usable as far as libpq knows (a broken one turns false at its next use).
+    public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Whether the connection is outside any transaction, idle.
+    public var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    /// The server process serving this connection (what `pg_terminate_backend` takes).
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
+    /// Runs one statement with `$1`, `$2`, ... parameters, prepared on first use and reused after.
+    /// - Throws: `.server` with the SQLSTATE (catch `.uniqueViolation`, `.serializationFailure`, ...);
+    ///   `.connectionLost` when the connection broke.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        let types = parameters.map(\.parameterType)
+        let key = types.map(String.init).joined(separator: ",") + ";" + sql
+        let name = try statementName(for: key, sql: sql, types: types)
+        do {
+            return try run(name: name, parameters)
+        } catch let error as PostgresError where error.sqlState == .invalidSQLStatementName && isIdle {
+            // Someone ran DEALLOCATE ALL or DISCARD ALL on this session: prepare again, once.
+            prepared = [:]
+            return try run(name: try statementName(for: key, sql: sql, types: types), parameters)
+        } catch let error as PostgresError where error.sqlState == .featureNotSupported && error.message.contains("cached plan") && isIdle {
+            // "cached plan must not change result type": a table's columns changed since (SELECT *); prepare again, once.
+            prepared[key] = nil
+            _ = try? execute("DEALLOCATE " + name)
+            return try run(name: try statementName(for: key, sql: sql, types: types), parameters)
+        }
+    }
+
+    /// Runs SQL text as it is: several statements separated by `;`, no parameters (DDL, `BEGIN`, `LISTEN`).
+    /// Returns the last statement's result.
+    @discardableResult
+    public func execute(_ sql: String) throws -> PostgresResult {
+        try check(PQexec(handle, sql))
+    }
+
+    /// Quotes a name for SQL text: `"my ""table"""`.
+    public static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    private func statementName(for key: String, sql: String, types: [UInt32]) throws -> String {
+        useCounter += 1
+        if let statement = prepared[key] {
+            prepared[key]?.lastUse = useCounter
+            return statement.name
+        }
+        if prepared.count >= Self.preparedLimit, let oldest = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            prepared[oldest.key] = nil
+            _ = try? execute("DEALLOCATE " + oldest.value.name)
+        }
+        nextStatementNumber += 1
+        let name = "roost_\(nextStatementNumber)"
+        _ = try check(PQprepare(handle, name, sql, Int32(types.count), types))
+        prepared[key] = PreparedStatement(name: name, lastUse: useCounter)
+        return name
+    }
+
+    private func run(name: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
+        // Each value copied to C memory that lives until PQexecPrepared returns (nil for NULL). Text-format values
+        // must end with a NUL ("paramLengths ... is ignored for ... text-format parameters"), so every copy gets one.
+        var lengths: [Int32] = []
+        let buffers: [UnsafeMutableBufferPointer<CChar>?] = parameters.map { parameter in
+            let bytes = parameter.parameterBytes
+            lengths.append(Int32(bytes?.count ?? 0))
+            guard let bytes else { return nil }
+            let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (index, byte) in bytes.enumerated() { buffer[index] = CChar(bitPattern: byte) }
+            buffer[bytes.count] = 0
+            return buffer
+        }
+        defer { buffers.forEach { $0?.deallocate() } }
+        let values: [UnsafePointer<CChar>?] = buffers.map { $0.map { UnsafePointer($0.baseAddress!) } }
+        let formats: [Int32] = parameters.map { $0.isBinaryParameter ? 1 : 0 }
+        return try check(PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0))
+    }
+
+    /// Turns a PGresult into a result or a thrown error (freeing it then).
+    func check(_ result: OpaquePointer?) throws -> PostgresResult {
+        guard let result else { throw lostOrFailed(message: String(cString: PQerrorMessage(handle))) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PostgresResult(taking: result)
+        default:
+            defer { PQclear(result) }
+            func field(_ code: Character) -> String? {
+                PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
+            }
+            let message = field("M") ?? String(cString: PQresultErrorMessage(result))
+            let state = field("C").map(SQLState.init(rawValue:))
+            if !isConnected {
+                throw PostgresError(.connectionLost, sqlState: state, message: message, endpoint: endpoint)
+            }
+            throw PostgresError(.server, sqlState: state, message: message, detail: field("D"), endpoint: endpoint)
+        }
+    }
+
+    func lostOrFailed(message: String) -> PostgresError {
+        PostgresError(isConnected ? .server : .connectionLost, message: message, endpoint: endpoint)
+    }
+}

@@ -1,0 +1,186 @@
+import RoostCore
+
+/// A piece of PostgreSQL with its parameters, in order; `PostgresFragment.parameter` marks each one until
+/// `numbered()` turns the marks into `$1`, `$2`, ... (so fragments combine in any order).
+struct PostgresFragment {
+    static let parameter = "\u{1}"
+    var sql: String
+    var parameters: [PostgresValue] = []
+
+    /// The SQL with `$n` placeholders, numbered from `first` (after the `first - 1` parameters already in a statement).
+    func numbered(from first: Int = 1) -> String {
+        var number = first
+        var result = ""
+        for character in sql {
+            if String(character) == Self.parameter {
+                result += "$\(number)"
+                number += 1
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+/// Compiles a `QueryConstraint` into a PostgreSQL `WHERE` expression over one class table shaped as
+/// `("objectId" text, "createdAt" bigint, "updatedAt" bigint, data jsonb)` (milliseconds, as the SQLite tables keep
+/// them), with the semantics of `QueryCompiler` (SQLite): values of another type never match, a missing field is
+/// "not equal", an Array field matches through any element, Pointers compare by objectId, Dates by their ISO text.
+///
+/// Covered: `$and $or $nor`, equality, `$ne $lt $lte $gt $gte $in $nin $exists $all $containedBy $regex`, `$relativeTime`
+/// (its 107s, and Parse's `bad atom` ones, are `QueryCompiler`'s own checks, shared), dot paths (into Objects,
+/// numeric parts index Arrays, an Array where a path ends matches through its elements). Not yet (they throw 102):
+/// `$relatedTo`, subqueries, geo, `$text`, Relation fields, and paths crossing Arrays
+/// of Objects (`comments.author`, which SQLite answers with `roost_path_values`).
+///
+/// `$regex` runs on PostgreSQL's own engine (Tcl ARE, https://www.postgresql.org/docs/current/functions-matching.html),
+/// not PCRE2: options map to ARE's embedded ones, and a pattern PCRE2 accepts that ARE refuses fails at run time
+/// with SQLSTATE 2201B (the seam must answer it as 102).
+struct PostgresQueryCompiler {
+    let schema: ClassSchema
+
+    func compile(_ constraint: QueryConstraint) throws -> PostgresFragment {
+        switch constraint {
+        case .and(let parts): return try join(parts, "AND", empty: "TRUE")
+        case .or(let parts): return try join(parts, "OR", empty: "FALSE")
+        case .nor(let parts): return negated(try join(parts, "OR", empty: "FALSE"))
+        case .field(let key, let condition): return try compile(key, condition)
+        case .relatedTo: throw unsupported("$relatedTo")
+        }
+    }
+
+    private func join(_ parts: [QueryConstraint], _ op: String, empty: String) throws -> PostgresFragment {
+        guard !parts.isEmpty else { return PostgresFragment(sql: empty) }
+        let compiled = try parts.map(compile)
+        return PostgresFragment(sql: compiled.map { "(\($0.sql))" }.joined(separator: " \(op) "), parameters: compiled.flatMap(\.parameters))
+    }
+
+    /// NOT, where NULL (a missing field) counts as not matching: `$ne`, `$nin` and `$nor` then match.
+    func negated(_ fragment: PostgresFragment) -> PostgresFragment {
+        PostgresFragment(sql: "NOT COALESCE((\(fragment.sql)), FALSE)", parameters: fragment.parameters)
+    }
+
+    func unsupported(_ what: String) -> ParseError { ParseError(.invalidQuery, "\(what) is not supported on PostgreSQL yet.") }
+
+    private func compile(_ key: String, _ condition: FieldCondition) throws -> PostgresFragment {
+        if case .relation = schema.fields[key] { throw unsupported("a query on a Relation field") }
+        // Operand checks and `$relativeTime` are the same on both databases: SQLite's compiler's own.
+        let operands = QueryCompiler(schema: schema)
+        try operands.checkAtoms(key, condition)
+        switch condition {
+        case .equalTo(let value):
+            try operands.refuseRelativeTime(key, value)
+            return try equality(key, value)
+        case .notEqualTo(let value):
+            try operands.refuseRelativeTime(key, value)
+            return negated(try equality(key, pointersForIds(key, [value])[0]))
+        case .lessThan(let value): return try comparison(key, "<", operands.resolvingRelativeTime(key, value, "$lt"))
+        case .lessThanOrEqualTo(let value): return try comparison(key, "<=", operands.resolvingRelativeTime(key, value, "$lte"))
+        case .greaterThan(let value): return try comparison(key, ">", operands.resolvingRelativeTime(key, value, "$gt"))
+        case .greaterThanOrEqualTo(let value): return try comparison(key, ">=", operands.resolvingRelativeTime(key, value, "$gte"))
+        case .containedIn(let values): return try membership(key, pointersForIds(key, values))
+        case .notContainedIn(let values): return negated(try membership(key, pointersForIds(key, values)))
+        case .containsAll(let values):
+            guard !values.isEmpty else { return PostgresFragment(sql: "FALSE") }
+            return try compile(.and(values.map { .field(key, .equalTo($0)) }))
+        case .containsAllMatching(let conditions): return try compile(.and(conditions.map { .field(key, $0) }))
+        case .exists(let flag):
+            if isBuiltIn(key) { return PostgresFragment(sql: flag ? "TRUE" : "FALSE") }
+            return PostgresFragment(sql: "\(json(key)) IS \(flag ? "NOT " : "")NULL")
+        case .matchesRegex(let pattern, let options): return try regex(key, pattern, options)
+        case .containedBy(let values): return containedBy(key, values)
+        case .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery, .doesNotMatchQuery: throw unsupported("A subquery")
+        case .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere: throw unsupported("A geo query")
+        case .matchesText: throw unsupported("$text")
+        }
+    }
+
+    /// Equality: `null` matches a missing field too; on an Array field (or where a dot path ends at an array) any element.
+    private func equality(_ key: String, _ value: JSON) throws -> PostgresFragment {
+        if value == .null {
+            if isBuiltIn(key) { return PostgresFragment(sql: "FALSE") }
+            return PostgresFragment(sql: "\(json(key)) IS NULL OR \(json(key)) = 'null'::jsonb")
+        }
+        let scalar = try test(key, "=", value, on: nil)
+        if value.arrayValue != nil { return scalar }
+        let element = try test(key, "=", value, on: "element.value")
+        if isArrayField(key) { return anyElement(key, element) }
+        return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: element) : scalar
+    }
+
+    /// `$lt` and the others: on an Array any element may satisfy it, as in MongoDB.
+    private func comparison(_ key: String, _ op: String, _ value: JSON) throws -> PostgresFragment {
+        let element = try test(key, op, value, on: "element.value")
+        if isArrayField(key) { return anyElement(key, element) }
+        let scalar = try test(key, op, value, on: nil)
+        return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: element) : scalar
+    }
+
+    /// `$in`: one jsonb array parameter, however many values; each value matches as its equality would.
+    private func membership(_ key: String, _ values: [JSON]) throws -> PostgresFragment {
+        guard !values.isEmpty else { return PostgresFragment(sql: "FALSE") }
+        // Compare the form equality compares: objectIds of Pointers, ISO texts of Dates, else the JSON value.
+        let operands = values.map(comparable)
+        let simple = !values.contains { $0 == .null || $0.boolValue != nil || $0.arrayValue != nil }
+        guard simple, values.count > 1, Set(operands.map { $0.path ?? "" }).count == 1 else {
+            return try compile(.or(values.map { .field(key, .equalTo($0)) }))
+        }
+        let list = PostgresValue.text(JSON.array(operands.map { $0.value }).jsonText)
+        let mark = PostgresFragment.parameter
+        func member(_ expression: String) -> String {
+            "\(expression) IN (SELECT listed.value FROM jsonb_array_elements(\(mark)::jsonb) AS listed(value))"
+        }
+        let scalarPath = operands[0].path
+        let element = PostgresFragment(sql: member(scalarPath.map { "(element.value #> '\($0)')" } ?? "element.value"), parameters: [list])
+        if isArrayField(key) { return anyElement(key, element) }
+        let scalar: PostgresFragment
+        if isBuiltIn(key) {
+            scalar = PostgresFragment(sql: "\(builtInJSON(key)) IN (SELECT listed.value FROM jsonb_array_elements(\(mark)::jsonb) AS listed(value))",
+                                      parameters: [list])
+        } else {
+            scalar = PostgresFragment(sql: member(scalarPath.map { "(\(json(key)) #> '\($0)')" } ?? json(key)), parameters: [list])
+        }
+        return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: element) : scalar
+    }
+
+    /// `$containedBy`: no element of the Array outside the values (Pointers by objectId, as the first value says); a
+    /// missing field has none.
+    private func containedBy(_ key: String, _ values: [JSON]) -> PostgresFragment {
+        let list = PostgresValue.text(JSON.array(values.map { $0["objectId"] ?? $0 }).jsonText)
+        let element = values.first?["__type"]?.stringValue == "Pointer" ? "(element.value -> 'objectId')" : "element.value"
+        let outside = PostgresFragment(
+            sql: "\(element) NOT IN (SELECT listed.value FROM jsonb_array_elements(\(PostgresFragment.parameter)::jsonb) AS listed(value))",
+            parameters: [list])
+        let any = anyElement(key, outside)
+        return PostgresFragment(sql: "NOT \(any.sql)", parameters: any.parameters)
+    }
+
+    private func regex(_ key: String, _ pattern: String, _ options: String) throws -> PostgresFragment {
+        guard pattern.utf8.count <= CompiledRegex.maximumPatternBytes else {
+            throw ParseError(.invalidQuery, "bad regex: longer than \(CompiledRegex.maximumPatternBytes) bytes")
+        }
+        guard CompiledRegex.accepts(pattern: pattern, options: options) else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
+        let mark = PostgresFragment.parameter
+        let ared = PostgresValue.text(Self.embeddedOptions(options) + pattern)
+        func matches(_ expression: String) -> String {
+            "(CASE WHEN jsonb_typeof(\(expression)) = 'string' THEN (\(expression) #>> '{}') ~ \(mark) END)"
+        }
+        let element = PostgresFragment(sql: matches("element.value"), parameters: [ared])
+        if isArrayField(key) { return anyElement(key, element) }
+        let scalar = isBuiltIn(key)
+            ? PostgresFragment(sql: "\(builtInText(key)) ~ \(mark)", parameters: [ared])
+            : PostgresFragment(sql: matches(json(key)), parameters: [ared])
+        return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: element) : scalar
+    }
+
+    /// PCRE options (`i m s x`) as an ARE's leading embedded options: PCRE's default is ARE's `p` (`.` stops at a
+    /// newline, `^`/`$` only at the ends), `m` is `n`, `s` is `s`, `m` with `s` is `w`.
+    static func embeddedOptions(_ options: String) -> String {
+        let multiline = options.contains("m"), dotAll = options.contains("s")
+        var flags = multiline ? (dotAll ? "w" : "n") : (dotAll ? "s" : "p")
+        if options.contains("i") { flags += "i" }
+        if options.contains("x") { flags += "x" }
+        return "(?\(flags))"
+    }
+}

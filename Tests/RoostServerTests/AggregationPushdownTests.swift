@@ -182,6 +182,11 @@ import Testing
                                                                       ["$group": ["_id": nil, "total": ["$sum": "$n"]]]]])
         #expect(arrays.0.json == ["results": [["objectId": nil, "total": 6]]], "\(arrays.0.text)")
         #expect(arrays.0.json == arrays.1.json)
+        // Larger than a `where` may be: matched in memory, not refused by SQLite.
+        let branches = JSON.array((0..<600).map { ["n": .number(Double($0))] })
+        let wide = try await Self.both(server, "Bag", ["pipeline": [["$match": ["$or": branches]], ["$group": ["_id": nil, "c": ["$sum": 1]]]]])
+        #expect(wide.0.json == ["results": [["objectId": nil, "c": 4]]], "\(wide.0.text)")
+        #expect(wide.0.json == wide.1.json)
     }
 
     /// Bad pipelines get Parse's 102 on both paths, whatever the data; never a 500.

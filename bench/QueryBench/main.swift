@@ -34,7 +34,10 @@ func milliseconds(since start: DispatchTime) -> Double {
 
 try? FileManager.default.removeItem(atPath: dataDirectory)
 try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-let store = try EmbeddedStore(dataDirectory: dataDirectory)
+/// Each line written at once, also into a file (a crash would lose what `print` buffered).
+func print(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+// No time limit: the in-memory aggregation of a million objects takes longer than the server's default 5 s.
+let store = try EmbeddedStore(dataDirectory: dataDirectory, queryTimeout: 0)
 var generator = SystemRandomNumberGenerator()
 
 // 1% readable by another user only, 1% by the role Staff, 1% with a public-read ACL; the rest have none.

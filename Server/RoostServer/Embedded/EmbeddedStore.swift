@@ -10,11 +10,13 @@ public final class EmbeddedStore {
     private let config: ServerConfig
 
     /// Opens (creating if needed) the database of `dataDirectory`.
-    public init(dataDirectory: String) throws {
+    /// - Parameter queryTimeout: seconds one read may run (0: no limit), as `--query-timeout`.
+    public init(dataDirectory: String, queryTimeout: Double = 5) throws {
         var config = ServerConfig()
         config.dataDirectory = dataDirectory
+        config.queryTimeoutSeconds = queryTimeout
         self.config = config
-        storage = try Storage(path: TransferDatabase.path(dataDirectory: dataDirectory))
+        storage = try Storage(path: TransferDatabase.path(dataDirectory: dataDirectory), queryTimeout: queryTimeout)
     }
 
     /// Stores new objects in one transaction; returns their ids.

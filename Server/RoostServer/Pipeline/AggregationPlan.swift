@@ -29,7 +29,11 @@ struct AggregationPlan {
         head = .documents(order: [], skip: 0, limit: nil)
         // A view (`_Session`) has no rowid to keep the order by: it takes the path before.
         if !inMemory && schema.view == nil {
-            while let stage = stages.first, stage.name == "$match", let match = AggregationMatch.constraint(stage.argument, schema: schema) {
+            // Within the size a `where` may have (SQLite refuses much deeper expressions); a larger `$match` runs in memory.
+            var complexity = constraint.complexity
+            while let stage = stages.first, stage.name == "$match", let match = AggregationMatch.constraint(stage.argument, schema: schema),
+                complexity + match.complexity <= QueryConstraint.maximumComplexity {
+                complexity += match.complexity
                 parts.append(match)
                 stages.removeFirst()
             }
@@ -119,11 +123,9 @@ struct AggregationPlan {
                 sql += " ORDER BY " + order.map { $0.sql + ($0.descending ? " DESC" : " ASC") }.joined(separator: ", ") + ", rowid"
             }
             sql += " LIMIT ? OFFSET ?"
-            var rows: [Aggregation.Document] = []
-            try db.forEachRow(sql, filter.arguments + [.integer(Int64(limit ?? -1)), .integer(Int64(skip))], cacheable: false) { row in
-                rows.append(try StoredRow(row, className: schema.className).decoded().wireJSON(excluding: []).objectValue ?? [:])
-            }
-            documents = rows
+            // Decoded once SQLite is done: the query time limit counts the reading, as before.
+            let rows = try db.fetchRows(sql, filter.arguments + [.integer(Int64(limit ?? -1)), .integer(Int64(skip))], cacheable: false)
+            documents = try rows.map { try StoredRow($0, className: schema.className).decoded().wireJSON(excluding: []).objectValue ?? [:] }
         }
         return try Aggregation(checked: rest).run(documents)
     }

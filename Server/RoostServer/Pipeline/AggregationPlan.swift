@@ -76,7 +76,8 @@ struct AggregationPlan {
     /// `ORDER BY` terms sorting as `Aggregation` does (keys by name; MongoDB's order, which within one type is
     /// SQLite's), or nil when a key's values are not all of one type SQL orders the same way.
     private static func sortTerms(_ specification: JSON, schema: ClassSchema) -> [(sql: String, descending: Bool)]? {
-        guard case .object(let fields) = specification, !fields.isEmpty else { return nil }
+        // As for a group's columns: SQLite allows 2,000 terms; a sort on more keys runs in memory.
+        guard case .object(let fields) = specification, !fields.isEmpty, fields.count <= StreamedGroup.maximumColumns else { return nil }
         var terms: [(sql: String, descending: Bool)] = []
         for (key, direction) in fields.sorted(by: { $0.key < $1.key }) {
             guard let number = direction.numberValue, number == 1 || number == -1 else { return nil }

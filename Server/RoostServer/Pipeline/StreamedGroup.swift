@@ -13,6 +13,8 @@ struct StreamedGroup {
     private let key: RowExpression
     private let accumulators: [(field: String, name: Accumulator.Name, argument: RowExpression)]
 
+    static let maximumColumns = 100
+
     /// Nil when the stage needs more than values SQL can read, or is malformed (the in-memory path then answers,
     /// with its errors).
     init?(_ specification: JSON, schema: ClassSchema) {
@@ -28,6 +30,8 @@ struct StreamedGroup {
                 let name = Accumulator.Name(rawValue: op), let compiled = compile(argument) else { return nil }
             accumulators.append((field, name, compiled))
         }
+        // SQLite allows 2,000 result columns; a group reading more than these few fields runs in memory.
+        guard columns.count <= Self.maximumColumns else { return nil }
         self.columns = columns
         self.key = key
         self.accumulators = accumulators

@@ -45,6 +45,9 @@ public struct ServerConfig: Sendable {
     /// Test-only: answer the first N writes with 503, or with 429 when `failWithTooManyRequests`
     /// (`ROOST_TEST_FAIL_FIRST_WRITES`, `ROOST_TEST_FAIL_STATUS`).
     public var failFirstWrites = 0
+    /// Test-only: `GET /aggregate` with the parameter `roostInMemory` runs its whole pipeline in memory, as before it
+    /// ran in SQL, so tests compare both answers on the same data (`ROOST_TEST_AGGREGATE_IN_MEMORY=1`).
+    public var aggregateInMemoryParameter = false
     public var failStatus = 503
     /// Sent to webhooks as `X-Parse-Webhook-Key`, so they can tell Roost's calls from others (Parse's `webhookKey`).
     public var webhookKey: String?

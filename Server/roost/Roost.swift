@@ -164,6 +164,9 @@ struct Serve: ParsableCommand {
         if let value = environment["ROOST_TEST_ACCOUNT_MAIL_INTERVAL_S"] {  // Test-only: Parse's specs ask for links back to back.
             config.mail.resendIntervalSeconds = max(0, try parse(value, "ROOST_TEST_ACCOUNT_MAIL_INTERVAL_S", Int.init))
         }
+        if environment["ROOST_TEST_AGGREGATE_IN_MEMORY"] == "1" {  // Test-only: see ServerConfig.aggregateInMemoryParameter.
+            config.aggregateInMemoryParameter = true
+        }
         if let value = environment["ROOST_TEST_MAIL_OUTBOX_CAPACITY"] {  // Test-only: a full outbox without 10,000 users.
             config.mail.outboxCapacity = max(1, try parse(value, "ROOST_TEST_MAIL_OUTBOX_CAPACITY", Int.init))
         }

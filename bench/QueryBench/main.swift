@@ -3,13 +3,18 @@
 // median and p99 with the issue's targets. Each query also runs without the master key, as a user
 // holding a role ("ACL" rows): 1% of the objects are readable by another user only, 1% by the role,
 // 1% carry a public-read ACL; the ratio is the plain median over the ACL one (target ≥ 0.85). Usage:
-//   swift run -c release roost-query-bench [--objects 1000000] [--queries 1000] [--data-dir DIR]
+// Then the aggregation workloads: a `$group` by `tag` with `$sum` of `n` over every object, in SQL and (the path
+// before) in memory, each run a few times, with its median and the process's peak RSS while it ran. Usage:
+//   swift run -c release roost-query-bench [--objects 1000000] [--queries 1000] [--aggregate-runs 5] [--aggregate-only]
+//                                          [--data-dir DIR]
 import Foundation
 import RoostCore
 import RoostServer
 
 var objectCount = 1_000_000
 var queryCount = 1000
+var aggregateRuns = 5
+var aggregateOnly = false
 var dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-query-bench-\(getpid())").path
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
@@ -17,6 +22,8 @@ while let argument = arguments.next() {
     case "--objects": objectCount = Int(arguments.next() ?? "") ?? objectCount
     case "--queries": queryCount = Int(arguments.next() ?? "") ?? queryCount
     case "--data-dir": dataDirectory = arguments.next() ?? dataDirectory
+    case "--aggregate-runs": aggregateRuns = Int(arguments.next() ?? "") ?? aggregateRuns
+    case "--aggregate-only": aggregateOnly = true
     default: fatalError("unknown argument \(argument)")
     }
 }
@@ -27,7 +34,10 @@ func milliseconds(since start: DispatchTime) -> Double {
 
 try? FileManager.default.removeItem(atPath: dataDirectory)
 try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-let store = try EmbeddedStore(dataDirectory: dataDirectory)
+/// Each line written at once, also into a file (a crash would lose what `print` buffered).
+func print(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+// No time limit: the in-memory aggregation of a million objects takes longer than the server's default 5 s.
+let store = try EmbeddedStore(dataDirectory: dataDirectory, queryTimeout: 0)
 var generator = SystemRandomNumberGenerator()
 
 // 1% readable by another user only, 1% by the role Staff, 1% with a public-read ACL; the rest have none.
@@ -105,7 +115,7 @@ func report(_ name: String, _ times: [Double], _ verdict: (Double) -> String) ->
     print(name.padding(toLength: 46, withPad: " ", startingAt: 0) + String(format: " %6.2f ms %6.2f ms   ", median, p99) + verdict(median))
     return median
 }
-for workload in workloads {
+for workload in aggregateOnly ? [] : workloads {
     // Interleaved, with the same parameters, taking turns at going first (the second finds the pages cached):
     // the master-key query and the same one as the user.
     var plain: [Double] = [], withACL: [Double] = []
@@ -132,5 +142,58 @@ for workload in workloads {
         return String(format: "%.2f of plain%@", ratio, ratio >= 0.85 ? " (≥ 0.85: met)" : " (≥ 0.85: MISSED)") + absolute
     }
 }
+
+/// Resets the process's peak RSS (Linux: `clear_refs` 5), so that `peakRSS` reports the peak from now on.
+func resetPeakRSS() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
+/// `VmHWM` (peak) or `VmRSS` (now) from /proc/self/status, in MB.
+func memory(_ field: String) -> Double {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+}
+
+/// The process's user + system CPU time: on a machine others load, what a query cost apart from waiting for a core.
+func cpuMilliseconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000
+}
+
+struct AggregateWorkload {
+    let name: String
+    let target: Double?
+    let inMemory: Bool
+    let parameters: [String: JSON]
+}
+let groupBySum: [String: JSON] = ["pipeline": [["$group": ["_id": "$tag", "total": ["$sum": "$n"]]]]]
+// In SQL first: what the in-memory path allocates stays in the process's RSS after it.
+let aggregateWorkloads = [
+    AggregateWorkload(name: "$group by tag, $sum of n (SQL)", target: 1000, inMemory: false, parameters: groupBySum),
+    AggregateWorkload(name: "distinct tag (SQL)", target: nil, inMemory: false, parameters: ["distinct": "tag"]),
+    AggregateWorkload(name: "$match n < 10% + $count (SQL)", target: nil, inMemory: false,
+                      parameters: ["pipeline": [["$match": ["n": ["$lt": .number(Double(objectCount / 10))]]], ["$count": "n"]]]),
+    AggregateWorkload(name: "$group by tag, $sum of n (in memory)", target: nil, inMemory: true, parameters: groupBySum),
+]
+print("")
+print("aggregation over \(objectCount) objects".padding(toLength: 46, withPad: " ", startingAt: 0)
+      + "  median  CPU (median)  RSS before → peak   target")
+var groupAnswers: [JSON] = []
+for workload in aggregateWorkloads {
+    let before = memory("VmRSS")
+    resetPeakRSS()
+    var times: [Double] = [], cpuTimes: [Double] = []
+    for _ in 0..<aggregateRuns {
+        let start = DispatchTime.now(), cpuStart = cpuMilliseconds()
+        let answer = try store.aggregate(className: "Item", parameters: workload.parameters, inMemory: workload.inMemory)
+        times.append(milliseconds(since: start))
+        cpuTimes.append(cpuMilliseconds() - cpuStart)
+        if workload.parameters == groupBySum { groupAnswers.append(answer) }
+    }
+    let median = times.sorted()[times.count / 2], cpuMedian = cpuTimes.sorted()[cpuTimes.count / 2]
+    let verdict = workload.target.map { median <= $0 ? "≤ \($0) ms: met" : "≤ \($0) ms: MISSED" } ?? "reported"
+    print(workload.name.padding(toLength: 46, withPad: " ", startingAt: 0)
+          + String(format: " %7.0f ms %7.0f ms  %5.0f → %5.0f MB   ", median, cpuMedian, before, memory("VmHWM")) + verdict)
+}
+print("SQL and in-memory $group answers " + (Set(groupAnswers).count == 1 ? "agree" : "DIFFER"))
 try store.close()
 try? FileManager.default.removeItem(atPath: dataDirectory)

@@ -10,11 +10,13 @@ public final class EmbeddedStore {
     private let config: ServerConfig
 
     /// Opens (creating if needed) the database of `dataDirectory`.
-    public init(dataDirectory: String) throws {
+    /// - Parameter queryTimeout: seconds one read may run (0: no limit), as `--query-timeout`.
+    public init(dataDirectory: String, queryTimeout: Double = 5) throws {
         var config = ServerConfig()
         config.dataDirectory = dataDirectory
+        config.queryTimeoutSeconds = queryTimeout
         self.config = config
-        storage = try Storage(path: TransferDatabase.path(dataDirectory: dataDirectory))
+        storage = try Storage(path: TransferDatabase.path(dataDirectory: dataDirectory), queryTimeout: queryTimeout)
     }
 
     /// Stores new objects in one transaction; returns their ids.
@@ -63,6 +65,22 @@ public final class EmbeddedStore {
         return try ClassRoutes.find(className, request: request, context: context(isMaster: false, user: user)).body
     }
 
+    /// Runs `GET /aggregate/<Class>` with these parameters (`pipeline`, stage parameters, `distinct`, `where`) and
+    /// answers as it does.
+    /// - Parameter inMemory: the whole pipeline in memory over every matching object (the path before SQL took
+    ///   the stages it can), for comparisons.
+    public func aggregate(className: String, parameters: [String: JSON], inMemory: Bool = false) throws -> JSON {
+        var parameters = parameters
+        var config = config
+        if inMemory {
+            config.aggregateInMemoryParameter = true
+            parameters[AggregateRoutes.inMemoryParameter] = true
+        }
+        let context = context(isMaster: true, user: nil, config: config)
+        let request = APIRequest(method: "GET", segments: ["aggregate", className], body: .object(parameters))
+        return try AggregateRoutes.aggregate(className, request: request, context: context).body
+    }
+
     /// SQLite's `EXPLAIN QUERY PLAN` for the SQL a query compiles to, one line per step.
     /// - Parameter readableBy: the caller's ACL subjects (`*`, user id, `role:<name>`); nil for the master key.
     public func queryPlan(className: String, parameters: [String: JSON], readableBy: [String]? = nil) throws -> [String] {
@@ -80,9 +98,10 @@ public final class EmbeddedStore {
 
     private func masterContext() -> RequestContext { context(isMaster: true, user: nil) }
 
-    private func context(isMaster: Bool, user: AuthenticatedUser?) -> RequestContext {
-        RequestContext(config: config, storage: storage, isMaster: isMaster, user: user, installationId: nil,
-                       requestId: "embedded", logger: .init(label: "roost.embedded"), publicURL: "", transaction: nil,
-                       passwords: PreparedPasswords(hasher: config.passwordHasher))
+    private func context(isMaster: Bool, user: AuthenticatedUser?, config: ServerConfig? = nil) -> RequestContext {
+        let config = config ?? self.config
+        return RequestContext(config: config, storage: storage, isMaster: isMaster, user: user, installationId: nil,
+                              requestId: "embedded", logger: .init(label: "roost.embedded"), publicURL: "", transaction: nil,
+                              passwords: PreparedPasswords(hasher: config.passwordHasher))
     }
 }

@@ -2,8 +2,8 @@ import RoostCore
 
 /// `GET /aggregate/<C>` (master key), as Parse's `AggregateRouter`: `distinct=<field>` with an
 /// optional `where`, or a pipeline of MongoDB stages (see `Aggregation`), given as `pipeline` or
-/// as stage parameters of their own. The matching objects are read once and aggregated in memory:
-/// meant for the dashboard-sized questions this master-key endpoint serves.
+/// as stage parameters of their own. `AggregationPlan` answers the leading stages in SQL (filters, groups, counts,
+/// sorts and pages) and the rest in memory.
 enum AggregateRoutes {
     static func register(in router: inout Router) {
         router.add("GET", "aggregate/:className") { request, context, parameters in
@@ -18,9 +18,11 @@ enum AggregateRoutes {
     /// Stage parameters lose their written order in a URL's dictionary; they run in this one.
     private static let stageOrder = ["$match", "$unwind", "$group", "$sort", "$skip", "$limit", "$project", "$count"]
 
-    private static func aggregate(_ className: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
+    static func aggregate(_ className: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
         try ClassRoutes.checkReadableClassName(className, isSystemRoute: true)
-        let parameters = try request.parameters()
+        var parameters = try request.parameters()
+        // Test-only (`ServerConfig.aggregateInMemoryParameter`): the whole pipeline in memory, to compare with SQL's answers.
+        let inMemory = context.config.aggregateInMemoryParameter && parameters.removeValue(forKey: inMemoryParameter) != nil
         let pipeline: [JSON]
         switch parameters["pipeline"] {
         case .array(let stages)?: pipeline = stages
@@ -35,21 +37,27 @@ enum AggregateRoutes {
         let aggregation = try Aggregation(pipeline: parameters["distinct"] == nil ? pipeline : [])
         var options = try QueryOptions.parse(parameters["where"].map { ["where": $0] } ?? [:])
         options.find.limit = Int(Int32.max)
-        let documents = try context.read { db -> [Aggregation.Document] in
-            guard let schema = try SchemaStore.load(className, in: db) else { return [] }
-            return try ObjectStore.find(options.find, in: schema, in: db).map { row in
-                try row.decoded().wireJSON(excluding: []).objectValue ?? [:]
-            }
-        }
         if let distinct = parameters["distinct"] {
             guard let field = distinct.stringValue ?? distinct.numberValue.map({ JSON.number($0).jsonText }) else {
                 throw ParseError(.invalidQuery, "distinct must be a field name")
             }
-            return APIResponse(body: ["results": .array(Aggregation.distinct(field, in: documents))])
+            let values = try context.read { db -> [JSON] in
+                guard let schema = try SchemaStore.load(className, in: db) else { return [] }
+                return try AggregationPlan.distinct(field, options.find, in: schema, in: db, inMemory: inMemory)
+            }
+            return APIResponse(body: ["results": .array(values)])
+        }
+        let results = try context.read { db -> [Aggregation.Document] in
+            guard let schema = try SchemaStore.load(className, in: db) else { return try aggregation.run([]) }
+            let plan = AggregationPlan(aggregation, where: options.find.constraint, schema: schema, inMemory: inMemory)
+            return try plan.run(options.find, in: schema, in: db)
         }
         let urls = FileURLs(context: context)
-        return APIResponse(body: ["results": .array(try aggregation.run(documents).map { .object(urls.expandTopLevel($0)) })])
+        return APIResponse(body: ["results": .array(results.map { .object(urls.expandTopLevel($0)) })])
     }
+
+    /// The parameter `ServerConfig.aggregateInMemoryParameter` turns on.
+    static let inMemoryParameter = "roostInMemory"
 
     private static func ordered(_ stages: [String: JSON]) -> [JSON] {
         stages.sorted { (stageOrder.firstIndex(of: $0.key) ?? Int.max, $0.key) < (stageOrder.firstIndex(of: $1.key) ?? Int.max, $1.key) }

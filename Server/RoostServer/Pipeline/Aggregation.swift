@@ -29,6 +29,11 @@ struct Aggregation {
         }
     }
 
+    /// Stages already checked by `init(pipeline:)`: the part of a pipeline left to memory.
+    init(checked stages: ArraySlice<(name: String, argument: JSON)>) {
+        self.stages = Array(stages)
+    }
+
     private static let stageNames: Set<String> = ["$match", "$group", "$project", "$sort", "$skip", "$limit", "$count", "$unwind"]
 
     func run(_ documents: [Document]) throws -> [Document] {
@@ -113,7 +118,7 @@ struct Aggregation {
 
     /// As Parse's MongoDB adapter answers a group's key: a Pointer by its objectId (it groups on the stored
     /// `_p_<field>`), and an empty object, string or array as null.
-    private static func groupKey(_ value: JSON) -> JSON {
+    static func groupKey(_ value: JSON) -> JSON {
         switch value {
         case .object(let members) where members.isEmpty: return .null
         case .string(""), .array([]): return .null
@@ -200,7 +205,7 @@ struct Aggregation {
         }
     }
 
-    private static func count(_ argument: JSON, _ stage: String) throws -> Int {
+    static func count(_ argument: JSON, _ stage: String) throws -> Int {
         guard let number = argument.numberValue, number >= 0, number == number.rounded() else {
             throw ParseError(.invalidQuery, "\(stage) needs a non-negative integer.")
         }

@@ -122,6 +122,11 @@ enum ObjectStore {
         return try ReadPermission.count(table: schema.tableName, where: filter, readableBy: query.readableBy, in: db)
     }
 
+    /// The `WHERE` condition of a query: its constraint, the caller's read permission and the server's `rowFilter`.
+    static func condition(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> SQLFragment {
+        try whereClause(query, compiler(for: schema, readableBy: query.readableBy, authorize: query.authorizeSubquery, in: db))
+    }
+
     /// The query's constraint, the caller's ACL filter and the server's `rowFilter`, together.
     private static func whereClause(_ query: FindQuery, _ compiler: QueryCompiler) throws -> SQLFragment {
         let filter = try compiler.compile(query.constraint)

@@ -21,4 +21,6 @@ protocol SQLQuerying {
     /// All rows of `sql`, each as its column values. `cacheable` marks SQL whose text is fixed
     /// (not shaped by a client query), so a statement cache stays bounded.
     func fetchRows(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws -> [[SQLValue]]
+    /// Each row of `sql` in turn, none kept: for reads whose size must not grow with the rows they scan.
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], cacheable: Bool, _ body: ([SQLValue]) throws -> Void) throws
 }

@@ -185,6 +185,12 @@ final class SQLiteConnection {
 
 extension SQLiteConnection: SQLQuerying {
     func fetchRows(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        try forEachRow(sql, arguments, cacheable: cacheable) { rows.append($0) }
+        return rows
+    }
+
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], cacheable: Bool, _ body: ([SQLValue]) throws -> Void) throws {
         // DDL and one-off statements are not kept: a prepared statement on a dropped table must go.
         let statement = try statement(for: sql)
         defer { if !cacheable { forget(sql) } }
@@ -211,14 +217,14 @@ extension SQLiteConnection: SQLQuerying {
             }
             guard status == SQLITE_OK else { throw error(status) }
         }
-        var rows: [[SQLValue]] = []
         let columnCount = sqlite3_column_count(statement)
+        var row: [SQLValue] = []
+        row.reserveCapacity(Int(columnCount))
         while true {
             let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { return rows }
+            if status == SQLITE_DONE { return }
             guard status == SQLITE_ROW else { throw error(status) }
-            var row: [SQLValue] = []
-            row.reserveCapacity(Int(columnCount))
+            row.removeAll(keepingCapacity: true)
             for column in 0..<columnCount {
                 switch sqlite3_column_type(statement, column) {
                 case SQLITE_NULL: row.append(.null)
@@ -232,7 +238,7 @@ extension SQLiteConnection: SQLQuerying {
                     row.append(.text(text ?? ""))
                 }
             }
-            rows.append(row)
+            try body(row)
         }
     }
 }

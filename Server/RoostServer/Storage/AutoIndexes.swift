@@ -66,16 +66,21 @@ final class AutoIndexes: Sendable {
     /// Notes a find's (or count's) fields; queues the index build of a field whose queries recurred.
     func note(_ query: FindQuery, on schema: ClassSchema, storage: Storage) {
         guard enabled.load(ordering: .relaxed), schema.view == nil else { return }
-        let fields = AutoIndexCandidates.fields(of: query, in: schema)
+        // Only fields with no index (counted) or an automatic one (its last use) are tracked: a query on a declared
+        // index takes no lock.
+        let fields = AutoIndexCandidates.fields(of: query, in: schema).compactMap { field -> (String, indexed: Bool)? in
+            let leading = IndexStore.indexesLeading(with: field, in: schema)
+            return leading.declared ? nil : (field, leading.automatic)
+        }
         guard !fields.isEmpty else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let due = state.withLock { state -> [String] in
             var due: [String] = []
-            for field in fields {
+            for (field, indexed) in fields {
                 let key = Key(classID: schema.id, field: field)
                 var usage = state.usage[key] ?? Usage()
                 usage.lastUsed = now
-                if !usage.building, !IndexStore.leadsAnIndex(field, in: schema) {
+                if !usage.building, !indexed {
                     usage.queries += 1
                     if usage.queries >= state.settings.afterQueries {
                         usage.building = true

@@ -22,10 +22,18 @@ extension IndexStore {
     /// Whether an index already leads with `field`: a declared one (its fields are in name order, see `apply`),
     /// an automatic one, or a Pointer's.
     static func leadsAnIndex(_ field: String, in schema: ClassSchema) -> Bool {
-        if case .pointer? = schema.fields[field] { return true }
-        return (schema.indexes?.objectValue ?? [:]).values.contains { definition in
-            definition.objectValue?.keys.min() == field
+        let leading = indexesLeading(with: field, in: schema)
+        return leading.declared || leading.automatic
+    }
+
+    /// Which kinds of index lead with `field`: declared (or a Pointer's), automatic.
+    static func indexesLeading(with field: String, in schema: ClassSchema) -> (declared: Bool, automatic: Bool) {
+        if case .pointer? = schema.fields[field] { return (true, false) }
+        var declared = false, automatic = false
+        for (name, definition) in schema.indexes?.objectValue ?? [:] where definition.objectValue?.keys.min() == field {
+            if name.hasPrefix(automaticPrefix) { automatic = true } else { declared = true }
         }
+        return (declared, automatic)
     }
 
     /// Builds the index (in the caller's write: SQLite builds it in one pass, holding the writer) and lists it.

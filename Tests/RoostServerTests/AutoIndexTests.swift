@@ -176,6 +176,28 @@ import Testing
         #expect(try await server.queryResults("Task", ["where": ["tag": "t1"]]).count == 10)
     }
 
+    /// An export lists the automatic indexes as `GET /schemas` does; an import leaves them out (its server makes its own).
+    @Test func anExportWithAutomaticIndexesImports() async throws {
+        let server = try Self.server()
+        try await Self.seed(server)
+        for _ in 0..<3 { _ = try await server.queryResults("Task", Self.rangeQuery) }
+        _ = try await Self.waitForIndexes(server) { !$0.isEmpty }
+        // Sent back as it was listed, it is refused as Parse refuses an existing index.
+        expectParseError(try await server.request("PUT", "/schemas/Task", json: ["indexes": ["_auto_n_1": ["n": 1]]], master: true),
+                         102, "Index _auto_n_1 exists, cannot update.")
+        let exportPath = CommandLineTests.freshPath() + ".jsonl"
+        defer { unlink(exportPath) }
+        let exported = try CommandLineTests.run(["export", "--data-dir", server.dataDirectory.path, "--out", exportPath])
+        #expect(exported.status == 0, "\(exported.output)")
+        #expect(try String(contentsOfFile: exportPath, encoding: .utf8).contains("_auto_n_1"))
+        let target = CommandLineTests.freshPath()
+        let imported = try CommandLineTests.run(["import", "--data-dir", target, exportPath])
+        #expect(imported.status == 0, "\(imported.output)")
+        let second = try TestServer(dataDirectory: URL(fileURLWithPath: target))
+        #expect(try await Self.automaticIndexes(second).isEmpty)
+        #expect(try await second.queryResults("Task", Self.rangeQuery) == (try await server.queryResults("Task", Self.rangeQuery)))
+    }
+
     @Test func deletingTheFieldOrTheClassOrDeclaringAnIndexCleansUp() async throws {
         let server = try Self.server()
         try await Self.seed(server)

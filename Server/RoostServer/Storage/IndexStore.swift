@@ -38,6 +38,9 @@ enum IndexStore {
                 declared = schema.indexes?.objectValue ?? [:]
                 continue
             }
+            guard declared[name] == nil || definition["__op"]?.stringValue == "Delete" else {
+                throw ParseError(.invalidQuery, "Index \(name) exists, cannot update.")
+            }
             guard Names.isValidIdentifier(name) else { throw ParseError(.invalidQuery, "Invalid index name: \(name)") }
             let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_i_\(name)\""
             if definition["__op"]?.stringValue == "Delete" {

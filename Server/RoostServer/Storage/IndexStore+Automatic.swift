@@ -26,6 +26,11 @@ extension IndexStore {
         return leading.declared || leading.automatic
     }
 
+    /// Whether any index, declared or automatic, has `field` among its fields.
+    static func coversField(_ field: String, in schema: ClassSchema) -> Bool {
+        (schema.indexes?.objectValue ?? [:]).values.contains { $0.objectValue?[field] != nil }
+    }
+
     /// Which kinds of index lead with `field`: declared (or a Pointer's), automatic.
     static func indexesLeading(with field: String, in schema: ClassSchema) -> (declared: Bool, automatic: Bool) {
         if case .pointer? = schema.fields[field] { return (true, false) }

@@ -5,6 +5,9 @@ Each server gets a fresh data dir and the same wrk load (2 threads, 16 connectio
 per workload). Prints requests/s, p50, p99, the server's peak resident memory and the CPU steal
 during each run (time a shared host gave to other guests), then the ratios the issues set as targets.
 Usage: bench/run.py [--duration 10] [--repeat 1] [--only roost,pocketbase,ceiling] [--workloads create,get,...]
+
+`roost-noauto` is the same binary with --no-auto-index (roost as it was before automatic indexes: the hot path
+differs by one relaxed atomic load): its `query-noindex` is the scan every query paid before any index exists.
 """
 import argparse, json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, time
 import urllib.request
@@ -119,35 +122,67 @@ request = function() return wrk.format("GET", paths[math.random(#paths)]) end
 """)
 
 
+WIDE_FIELDS = 20  # Fields of the classes that creates with 0, 5, 10 (the default bound) and 20 automatic indexes go to.
+AUTOMATIC_COUNTS = (0, 5, 10, 20)
+
+
 class Roost:
     name = "roost"
+    flags = []
+    # The wide classes need 20 automatic indexes on one class (the default bound is 10).
+    environment = {"ROOST_TEST_AUTO_INDEX_MAX_PER_CLASS": str(WIDE_FIELDS)}
 
     def start(self, data):
         self.port = free_port()
         binary = os.path.join(ROOT, ".build", "release", "roost")
         self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port), "--data-dir", data,
-                                      "--master-key", "bench-master", "--log-level", os.environ.get("ROOST_LOG_LEVEL", "info")],
-                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(OUT, "roost.log"), "w"))
+                                      "--master-key", "bench-master", "--log-level", os.environ.get("ROOST_LOG_LEVEL", "info")] + self.flags,
+                                     env=dict(os.environ, **self.environment),
+                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(OUT, f"{self.name}.log"), "w"))
         self.base = f"http://127.0.0.1:{self.port}/parse"
         wait_until_up(self.base + "/health")
         self.headers = {"X-Parse-Application-Id": "roost"}
         self.master = dict(self.headers, **{"X-Parse-Master-Key": "bench-master"})
 
-    def seed_class(self, class_name, headers, acl=None):
+    def seed_class(self, class_name, headers, acl=None, index=True, count=OBJECTS, body=None):
         ids = []
-        for start in range(0, OBJECTS, 50):
+        for start in range(0, count, 50):
             requests = [{"method": "POST", "path": f"/parse/classes/{class_name}",
-                         "body": dict({"title": f"item {i}", "n": random.randrange(OBJECTS), "done": i % 2 == 0},
+                         "body": dict(body(i) if body else {"title": f"item {i}", "n": random.randrange(OBJECTS), "done": i % 2 == 0},
                                       **({"ACL": acl} if acl else {}))}
-                        for i in range(start, min(start + 50, OBJECTS))]
+                        for i in range(start, min(start + 50, count))]
             for result in http("POST", self.base + "/batch", {"requests": requests}, headers):
                 ids.append(result["success"]["objectId"])
-        # As PocketBase gets an index on n, so does roost (declared through the schema API, as in Parse).
-        http("PUT", f"{self.base}/schemas/{class_name}", {"indexes": {"n_1": {"n": 1}}}, self.master)
+        if index:
+            # As PocketBase gets an index on n, so does roost (declared through the schema API, as in Parse).
+            http("PUT", f"{self.base}/schemas/{class_name}", {"indexes": {"n_1": {"n": 1}}}, self.master)
         return ids
+
+    def wide_body(self, i):
+        return dict({f"f{k}": random.randrange(OBJECTS) for k in range(WIDE_FIELDS)}, title=f"item {i}")
+
+    def seed_wide(self, class_name, automatic):
+        """1,000 objects (the least a class needs for automatic indexes), then queries on `automatic` of its fields
+        until each has its automatic index."""
+        self.seed_class(class_name, self.headers, index=False, count=1000, body=self.wide_body)
+        for k in range(automatic):
+            where = urllib.request.quote(json.dumps({f"f{k}": {"$lt": 100}}), safe="")
+            for _ in range(3):
+                http("GET", f"{self.base}/classes/{class_name}?where={where}&limit=1", headers=self.headers)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            indexes = http("GET", f"{self.base}/schemas/{class_name}", headers=self.master).get("indexes", {})
+            if len([name for name in indexes if name.startswith("_auto_")]) >= automatic:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"{class_name}: {automatic} automatic indexes did not appear")
 
     def seed(self):
         ids = self.seed_class("Item", self.headers)
+        # The same data with no index declared: what a Parse app that never declared one queries.
+        self.seed_class("Plain", self.headers, index=False)
+        for automatic in AUTOMATIC_COUNTS:
+            self.seed_wide(f"Wide{automatic}", automatic)
         # The same data owned by one user, with per-object ACLs, read with that user's session.
         start = time.time()
         user = http("POST", self.base + "/users", {"username": "bench", "password": "bench-password"}, self.headers)
@@ -158,13 +193,37 @@ class Roost:
 
     def workloads(self, ids):
         body = {"title": "hello", "n": 42, "done": False}
-        yield "create", self.base + "/classes/Item", post_script("roost-create.lua", "/parse/classes/Item", body, self.headers)
-        yield "get", self.base, get_script("roost-get.lua", [f"/parse/classes/Item/{i}" for i in ids], self.headers)
+        yield "create", self.base + "/classes/Item", post_script(f"{self.name}-create.lua", "/parse/classes/Item", body, self.headers)
+        yield "get", self.base, get_script(f"{self.name}-get.lua", [f"/parse/classes/Item/{i}" for i in ids], self.headers)
         queries = [urllib.request.quote(json.dumps({"n": {"$lt": random.randrange(OBJECTS)}}), safe="") for _ in range(1000)]
-        yield "query", self.base, get_script("roost-query.lua", [f"/parse/classes/Item?where={q}&order=n&limit=20" for q in queries], self.headers)
-        yield "get-acl", self.base, get_script("roost-get-acl.lua", [f"/parse/classes/Owned/{i}" for i in self.acl_ids], self.session)
-        yield "query-acl", self.base, get_script("roost-query-acl.lua", [f"/parse/classes/Owned?where={q}&order=n&limit=20" for q in queries], self.session)
-        yield "login", self.base, get_script("roost-login.lua", ["/parse/login?username=bench&password=bench-password"], self.headers)
+        yield "query", self.base, get_script(f"{self.name}-query.lua", [f"/parse/classes/Item?where={q}&order=n&limit=20" for q in queries], self.headers)
+        yield "get-acl", self.base, get_script(f"{self.name}-get-acl.lua", [f"/parse/classes/Owned/{i}" for i in self.acl_ids], self.session)
+        yield "query-acl", self.base, get_script(f"{self.name}-query-acl.lua", [f"/parse/classes/Owned?where={q}&order=n&limit=20" for q in queries], self.session)
+        yield "login", self.base, get_script(f"{self.name}-login.lua", ["/parse/login?username=bench&password=bench-password"], self.headers)
+        yield "query-noindex", self.base, get_script(f"{self.name}-query-noindex.lua", [f"/parse/classes/Plain?where={q}&order=n&limit=20" for q in queries], self.headers)
+        for automatic in AUTOMATIC_COUNTS:
+            yield (f"create-auto{automatic}", self.base + f"/classes/Wide{automatic}",
+                   post_script(f"{self.name}-create-wide{automatic}.lua", "", self.wide_body(0), self.headers))
+
+
+class RoostNoAuto(Roost):
+    """The same binary with --no-auto-index: roost before automatic indexes (see the module's doc)."""
+    name = "roost-noauto"
+    flags = ["--no-auto-index"]
+
+    def seed(self):
+        ids = self.seed_class("Item", self.headers)
+        self.seed_class("Plain", self.headers, index=False)
+        start = time.time()
+        user = http("POST", self.base + "/users", {"username": "bench", "password": "bench-password"}, self.headers)
+        self.session = dict(self.headers, **{"X-Parse-Session-Token": user["sessionToken"]})
+        self.acl_ids = self.seed_class("Owned", self.session, {user["objectId"]: {"read": True, "write": True}})
+        return ids
+
+    def workloads(self, ids):
+        for workload, url, script in super().workloads(ids):
+            if workload in ("create", "get", "query", "query-acl", "query-noindex"):
+                yield workload, url, script
 
 
 class PocketBase:
@@ -191,9 +250,16 @@ class PocketBase:
             "fields": [{"name": "title", "type": "text"}, {"name": "n", "type": "number"}, {"name": "done", "type": "bool"}],
             "indexes": ["CREATE INDEX idx_items_n ON items (n)"],
         }, admin)
+        # The same collection with no index: PocketBase's typed columns, scanned.
+        http("POST", self.base + "/api/collections", {
+            "name": "plain", "type": "base", "listRule": "", "viewRule": "", "createRule": "",
+            "fields": [{"name": "title", "type": "text"}, {"name": "n", "type": "number"}, {"name": "done", "type": "bool"}],
+        }, admin)
         self.headers = {}
 
     def seed(self):
+        for i in range(OBJECTS):
+            http("POST", self.base + "/api/collections/plain/records", {"title": f"item {i}", "n": random.randrange(OBJECTS), "done": i % 2 == 0})
         return [http("POST", self.base + "/api/collections/items/records",
                      {"title": f"item {i}", "n": random.randrange(OBJECTS), "done": i % 2 == 0})["id"]
                 for i in range(OBJECTS)]
@@ -204,6 +270,7 @@ class PocketBase:
         yield "get", self.base, get_script("pb-get.lua", [f"/api/collections/items/records/{i}" for i in ids], {})
         filters = [urllib.request.quote(f"n<{random.randrange(OBJECTS)}", safe="") for _ in range(1000)]
         yield "query", self.base, get_script("pb-query.lua", [f"/api/collections/items/records?filter={f}&sort=n&perPage=20&skipTotal=1" for f in filters], {})
+        yield "query-noindex", self.base, get_script("pb-query-noindex.lua", [f"/api/collections/plain/records?filter={f}&sort=n&perPage=20&skipTotal=1" for f in filters], {})
 
 
 class Ceiling:
@@ -224,6 +291,18 @@ class Ceiling:
         yield "get", self.base, get_script("ceiling-get.lua", ["/fixed"], {})
 
 
+def queries_before_index(log, class_name, field):
+    """How many queries of `class_name` roost answered before its automatic index on `field` existed (its log at info)."""
+    try:
+        lines = open(log).read().splitlines()
+    except OSError:
+        return None
+    built = next((i for i, line in enumerate(lines) if f"automatic index on {class_name}.{field} built" in line), None)
+    if built is None:
+        return None
+    return sum(1 for line in lines[:built] if f"GET /parse/classes/{class_name}?" in line or f"GET /parse/classes/{class_name} " in line)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=int, default=10)
@@ -233,7 +312,7 @@ def main():
                         help="N rounds over every workload and server; each keeps its median run (by req/s): this machine is shared and noisy")
     args = parser.parse_args()
     os.makedirs(OUT, exist_ok=True)
-    servers = {"ceiling": Ceiling, "pocketbase": PocketBase, "roost": Roost}
+    servers = {"ceiling": Ceiling, "pocketbase": PocketBase, "roost": Roost, "roost-noauto": RoostNoAuto}
     # All servers are started and seeded first, then measured in rounds, one workload at a time on
     # each server in turn: a slow minute on this shared machine then hits every server alike, so
     # the ratios compare like with like (one server after the other skewed them by up to 20 %).
@@ -291,6 +370,20 @@ def main():
     print(f"roost query / roost get: {ratio(('roost', 'query'), ('roost', 'get')) * 100:.0f}% (target >= 40%)")
     print(f"roost get with session + ACLs / get:     {ratio(('roost', 'get-acl'), ('roost', 'get')) * 100:.0f}% (target >= 80%)")
     print(f"roost query with session + ACLs / query: {ratio(('roost', 'query-acl'), ('roost', 'query')) * 100:.0f}% (target >= 80%)")
+    print(f"roost/pocketbase query, no index declared, warm:            {ratio(('roost', 'query-noindex'), ('pocketbase', 'query-noindex')):.2f}x (target >= 3)")
+    print(f"roost/pocketbase query, no index declared, before any index: {ratio(('roost-noauto', 'query-noindex'), ('pocketbase', 'query-noindex')):.2f}x (target >= 1; --no-auto-index)")
+    scanned = queries_before_index(os.path.join(OUT, "roost.log"), "Plain", "n")
+    if scanned is not None:
+        print(f"roost query, no index declared: {scanned} queries scanned Plain before its automatic index on n was built")
+    if ("roost", "query-noindex") in runs:
+        first = runs[("roost", "query-noindex")][0]
+        print(f"roost query, no index declared, first round (cold: the first queries scan): {first['rps']:.0f} req/s, "
+              f"{first['rps'] / results[('pocketbase', 'query-noindex')]['rps'] if ('pocketbase', 'query-noindex') in results else float('nan'):.2f}x PocketBase")
+    for automatic in AUTOMATIC_COUNTS:
+        print(f"roost create with {automatic:>2} automatic indexes / pocketbase create: "
+              f"{ratio(('roost', f'create-auto{automatic}'), ('pocketbase', 'create')):.2f}x (target >= 3)")
+    for workload in ("create", "get", "query", "query-acl"):
+        print(f"roost / roost --no-auto-index, {workload}: {ratio(('roost', workload), ('roost-noauto', workload)):.2f}x (target: no slower)")
     if ("roost", "login") in results:
         print(f"roost login: {results[('roost', 'login')]['rps']:.0f} req/s on 2 cores (PBKDF2-SHA256, 600,000 iterations)")
 

@@ -21,6 +21,7 @@ public final class RoostServer: @unchecked Sendable {
     private var liveQuery: LiveQueryServer?
     private var pruner: IdempotencyPruner?
     private var changeLogTrimmer: ChangeLogTrimmer?
+    private var autoIndexSweeper: AutoIndexSweeper?
     private var mailSender: MailSender?
     private let requestCounter = RequestCounter()
     private let faults: FaultInjection
@@ -89,6 +90,8 @@ public final class RoostServer: @unchecked Sendable {
         ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server
         pruner = IdempotencyPruner(storage: storage)
+        storage.autoIndexes.configure(config.autoIndex, logger: logger)
+        if config.autoIndex.enabled { autoIndexSweeper = AutoIndexSweeper(storage: storage) }
         if config.mail.smtpURL != nil {
             mailSender = MailSender(storage: storage, settings: config.mail, logger: logger)
             mailSender?.start()
@@ -109,6 +112,7 @@ public final class RoostServer: @unchecked Sendable {
         passwordWorkers.stop()
         pruner?.stop()
         changeLogTrimmer?.stop()
+        autoIndexSweeper?.stop()
         mailSender?.stop()
         do {
             try storage.close()

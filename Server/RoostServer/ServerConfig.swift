@@ -76,6 +76,9 @@ public struct ServerConfig: Sendable {
     /// Test-only override: `ROOST_TEST_CLOSE_TIMEOUT_MS`.
     public var webSocketCloseTimeoutMilliseconds = 5_000
 
+    /// Indexes made for the fields queries keep filtering or sorting on (`--auto-index`, on by default).
+    public var autoIndex = AutoIndexSettings()
+
     /// Parse's `passwordPolicy` (nothing checked by default).
     public var passwordPolicy = PasswordPolicy()
     /// Parse's `accountLockout`; nil: no lockout.

@@ -79,6 +79,8 @@ struct Serve: ParsableCommand {
     var liveQueryMaxConnectionsPerIp: Int?
     @Option(help: "Largest LiveQuery message in bytes; a larger one closes the socket with 1009 (env ROOST_LIVE_QUERY_MAX_MESSAGE, default 65536).")
     var liveQueryMaxMessage: Int?
+    @Flag(inversion: .prefixedNo, help: "Index the fields that queries keep filtering or sorting on, by themselves (env ROOST_AUTO_INDEX, default on).")
+    var autoIndex: Bool?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
     @OptionGroup var accounts: AccountOptions
@@ -169,6 +171,23 @@ struct Serve: ParsableCommand {
         }
         if let value = environment["ROOST_TEST_MAIL_OUTBOX_CAPACITY"] {  // Test-only: a full outbox without 10,000 users.
             config.mail.outboxCapacity = max(1, try parse(value, "ROOST_TEST_MAIL_OUTBOX_CAPACITY", Int.init))
+        }
+        if let value = try settings.boolean(autoIndex, "auto-index") { config.autoIndex.enabled = value }
+        // Test-only (and the benchmark's): when automatic indexes come and go, without 1,000 objects or a week's wait.
+        if let value = environment["ROOST_TEST_AUTO_INDEX_MIN_OBJECTS"] {
+            config.autoIndex.minObjects = max(0, try parse(value, "ROOST_TEST_AUTO_INDEX_MIN_OBJECTS", Int.init))
+        }
+        if let value = environment["ROOST_TEST_AUTO_INDEX_MAX_OBJECTS"] {
+            config.autoIndex.maxObjects = max(0, try parse(value, "ROOST_TEST_AUTO_INDEX_MAX_OBJECTS", Int.init))
+        }
+        if let value = environment["ROOST_TEST_AUTO_INDEX_AFTER_QUERIES"] {
+            config.autoIndex.afterQueries = max(1, try parse(value, "ROOST_TEST_AUTO_INDEX_AFTER_QUERIES", Int.init))
+        }
+        if let value = environment["ROOST_TEST_AUTO_INDEX_MAX_PER_CLASS"] {
+            config.autoIndex.maxPerClass = max(0, try parse(value, "ROOST_TEST_AUTO_INDEX_MAX_PER_CLASS", Int.init))
+        }
+        if let value = environment["ROOST_TEST_AUTO_INDEX_UNUSED_S"] {
+            config.autoIndex.unusedSeconds = max(1, try parse(value, "ROOST_TEST_AUTO_INDEX_UNUSED_S", Int.init))
         }
         if environment["ROOST_EXIT_WITH_PARENT"] == "1" { exitWhenOrphaned() }  // Test harnesses: no stray servers.
         if let value = environment["ROOST_TEST_FAIL_FIRST_WRITES"] {  // Test-only fault injection; see ServerConfig.

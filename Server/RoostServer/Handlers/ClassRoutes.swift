@@ -91,6 +91,7 @@ enum ClassRoutes {
             }
             try restrict(&options, access, in: schema)
             if options.explain { return try QueryExplanation.answer(options.find, in: schema, db: db) }
+            context.storage.autoIndexes.note(options.find, on: schema, storage: context.storage)
             let protected = ClassPermissions.protectedFields(schema, context: context)
             let rules = ClassPermissions.userFieldRules(schema, context: context)
             options.keepRelationMarkers(of: schema)

@@ -14,6 +14,10 @@ enum QueryExplanation {
     /// `{"results": [{"id", "parent", "detail"}, ...]}`: one entry per plan step, in SQLite's order.
     static func answer(_ query: FindQuery, in schema: ClassSchema, db: some SQLQuerying) throws -> APIResponse {
         let (sql, arguments) = try ObjectStore.selectSQL(query, in: schema, in: db)
+        // A read connection whose schema came from the shared cache may not have run a statement since an index was
+        // made: SQLite notices a changed schema when a statement runs, and an EXPLAIN runs none, so it would show the
+        // plan without that index (the query itself is prepared again and uses it). One read first brings it up to date.
+        _ = try db.fetchRows("SELECT 1 FROM sqlite_master LIMIT 1", [], cacheable: true)
         let rows = try db.fetchRows("EXPLAIN QUERY PLAN " + sql, arguments, cacheable: false)
         let steps: [JSON] = rows.map { row in
             ["id": .number(Double(row[0].integer ?? 0)), "parent": .number(Double(row[1].integer ?? 0)),

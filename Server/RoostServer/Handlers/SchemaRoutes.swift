@@ -109,6 +109,7 @@ enum SchemaRoutes {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
                     }
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
+                    try IndexStore.dropAutomatic(name, from: &schema, db: db)
                     try db.changeRecorder?.markGap(in: className, in: db)  // Objects changed without events.
                     try RelationStore.deleteField(className: className, field: name, in: db)
                 } else {

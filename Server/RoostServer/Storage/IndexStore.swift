@@ -5,7 +5,8 @@ import RoostCore
 ///
 /// Policy: `objectId` is the primary key; every Pointer field gets an index automatically when it
 /// is first recorded (pointer equality, `$inQuery`, `include`); other fields get one when declared
-/// through `indexes` in `POST/PUT /schemas/<Class>`, as in Parse.
+/// through `indexes` in `POST/PUT /schemas/<Class>`, as in Parse, or made by `AutoIndexes` for the fields
+/// queries keep filtering or sorting on (`IndexStore+Automatic`).
 enum IndexStore {
     /// The expression an index on `field` covers: the column for built-in keys, else the JSON path
     /// (a Pointer's objectId, a Date's ISO text).
@@ -29,6 +30,17 @@ enum IndexStore {
         var schema = schema
         var declared = schema.indexes?.objectValue ?? [:]
         for (name, definition) in entries.sorted(by: { $0.key < $1.key }) {
+            if name.hasPrefix(automaticPrefix), definition["__op"]?.stringValue == "Delete",
+               let field = declared[name]?.objectValue?.keys.first {
+                // An automatic index may be dropped like a declared one (it comes back if its queries keep coming).
+                schema.indexes = .object(declared)
+                try dropAutomatic(field, from: &schema, db: db)
+                declared = schema.indexes?.objectValue ?? [:]
+                continue
+            }
+            guard declared[name] == nil || definition["__op"]?.stringValue == "Delete" else {
+                throw ParseError(.invalidQuery, "Index \(name) exists, cannot update.")
+            }
             guard Names.isValidIdentifier(name) else { throw ParseError(.invalidQuery, "Invalid index name: \(name)") }
             let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_i_\(name)\""
             if definition["__op"]?.stringValue == "Delete" {
@@ -52,6 +64,7 @@ enum IndexStore {
             declared[name] = definition
         }
         schema.indexes = declared.isEmpty ? nil : .object(declared)
+        try dropSupersededAutomatic(from: &schema, db: db)
         return schema
     }
 

@@ -50,7 +50,7 @@ struct QueryCompiler {
             default:
                 let root = String(sort.key.split(separator: ".")[0])
                 guard schema.fields[root] != nil else { continue }
-                terms.append("json_extract(data, '\(jsonPath(sort.key))')" + direction)
+                terms.append((numberExpression(sort.key) ?? "json_extract(data, '\(jsonPath(sort.key))')") + direction)
             }
         }
         return SQLFragment(sql: terms.joined(separator: ", "), arguments: arguments)
@@ -84,7 +84,7 @@ struct QueryCompiler {
                 // json_extract stops at NUL; `->` keeps the JSON text, which we match encoded.
                 return ("(data -> '\(path)')", .text(value.jsonText))
             case .string(let text): return ("json_extract(data, '\(path)')", .text(text))
-            case .number(let number): return ("json_extract(data, '\(path)')", .real(number))
+            case .number(let number): return (numberExpression(key) ?? "json_extract(data, '\(path)')", .real(number))
             case .bool(let flag): return ("json_extract(data, '\(path)')", .integer(flag ? 1 : 0))
             case .null: return ("json_extract(data, '\(path)')", .null)
             case .object(let members):
@@ -99,6 +99,13 @@ struct QueryCompiler {
     }
 
     func isArrayField(_ key: String) -> Bool { schema.fields[key] == .array }
+
+    /// A Number field no index covers reads through `roost_number`, which a scan pays less for than `json_extract`
+    /// (see `TopLevelNumber`); a field an index covers keeps `json_extract`, the expression the index is built on.
+    func numberExpression(_ key: String) -> String? {
+        guard schema.view == nil, schema.fields[key] == .number, !IndexStore.coversField(key, in: schema) else { return nil }
+        return "roost_number(data, '\(key)')"  // A top-level name, checked by `QueryConstraint.parse`: nothing to escape.
+    }
 
     /// SQLite compares across storage classes (`true` is 1, text sorts after numbers) but Parse never
     /// matches a value of another type: the `json_type` test that keeps numbers to numbers and

@@ -7,7 +7,8 @@ import RoostCore
 /// - `roost_geo_distance(lat1, lng1, lat2, lng2)`: great-circle distance in radians;
 /// - `roost_geo_in_polygon(lat, lng, '[[lat,lng],...]')`: 1 when the point is inside;
 /// - `roost_text_score(value, term, language, flags)`: a `$text` relevance, 0 for no match (flags: 1 case, 2 diacritics sensitive);
-/// - `roost_path_values(data, 'a.b.c')`: the JSON array of the values a dot path reaches through arrays (`PathValues`).
+/// - `roost_path_values(data, 'a.b.c')`: the JSON array of the values a dot path reaches through arrays (`PathValues`);
+/// - `roost_number(data, 'key')`: `json_extract(data, '$.key')` for a Number field, without parsing the object (`TopLevelNumber`).
 /// See https://sqlite.org/c3ref/create_function.html
 enum SQLFunctions {
     static func register(on handle: OpaquePointer, budget: QueryBudget) {
@@ -17,6 +18,7 @@ enum SQLFunctions {
         sqlite3_create_function_v2(handle, "roost_geo_distance", 4, flags, nil, geoDistance, nil, nil, nil)
         sqlite3_create_function_v2(handle, "roost_geo_in_polygon", 3, flags, nil, geoInPolygon, nil, nil, nil)
         sqlite3_create_function_v2(handle, "roost_path_values", 2, flags, nil, pathValues, nil, nil, nil)
+        sqlite3_create_function_v2(handle, "roost_number", 2, flags | SQLITE_INNOCUOUS, nil, topLevelNumber, nil, nil, nil)
         let matchers = Unmanaged.passRetained(TextMatcherCache()).toOpaque()
         sqlite3_create_function_v2(handle, "roost_text_score", 4, flags, matchers, textScore, nil, nil, releaseTextMatchers)
     }
@@ -149,6 +151,31 @@ private let pathValues: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoin
     }
     let reached = JSON.array(PathValues.values(in: document, path: path.split(separator: ".").map(String.init))).jsonText
     roost_sqlite3_result_text(context, reached, -1)
+}
+
+private let topLevelNumber: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let data = sqlite3_value_text(arguments[0]) else {
+        sqlite3_result_null(context)
+        return
+    }
+    let dataCount = Int(sqlite3_value_bytes(arguments[0]))
+    guard let key = sqlite3_value_text(arguments[1]) else {
+        sqlite3_result_null(context)
+        return
+    }
+    let keyCount = Int(sqlite3_value_bytes(arguments[1]))
+    switch TopLevelNumber.value(in: UnsafeBufferPointer(start: data, count: dataCount), key: UnsafeBufferPointer(start: key, count: keyCount)) {
+    case .integer(let value): sqlite3_result_int64(context, value)
+    case .real(let value): sqlite3_result_double(context, value)
+    case .null: sqlite3_result_null(context)
+    case .other:
+        switch TopLevelNumber.extracted(String(cString: data), key: String(cString: key)) {
+        case .null: sqlite3_result_null(context)
+        case .integer(let value): sqlite3_result_int64(context, value)
+        case .real(let value): sqlite3_result_double(context, value)
+        case .text(let text): roost_sqlite3_result_text(context, text, -1)
+        }
+    }
 }
 
 /// Spherical geometry on degrees.

@@ -26,6 +26,8 @@ public final class Storage: Sendable {
     let sessions = SessionCache()
     private let schemas = SchemaCache()
     let triggerHooks = TriggerHookCache()
+    /// Indexes made for the fields queries keep filtering or sorting on (off until `RoostServer` configures it).
+    let autoIndexes = AutoIndexes()
     /// Signalled when a committed write queued a mail (`MailSender` waits on it).
     let mailQueued = Wakeup()
     /// Writes a request leaves behind it, run in order once it has been answered; `close()` waits for them.

@@ -170,6 +170,8 @@ private struct Importer {
         if case .object(var declared)? = record["indexes"] {
             // `_id_` is listed as Parse lists its primary key's index (`SchemaRoutes.update`); objectId's index exists already.
             let primaryKey = declared.removeValue(forKey: "_id_")
+            // Automatic indexes are not declared ones: the importing server makes its own as its queries ask.
+            declared = declared.filter { !$0.key.hasPrefix(IndexStore.automaticPrefix) }
             do {
                 schema = try IndexStore.apply(.object(declared), to: schema, in: db)
             } catch let error as ParseError {

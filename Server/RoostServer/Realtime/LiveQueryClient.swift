@@ -28,12 +28,15 @@ final class LiveQueryClient {
     let installationId: String?
     let user: AuthenticatedUser?
     var subscriptions: [Double: Subscription] = [:]
+    /// What each of its messages starts with (`LiveQueryEventBytes.prefix`): its events are spliced onto it.
+    let messagePrefix: [UInt8]
 
     init(clientId: String, hasMasterKey: Bool, installationId: String?, user: AuthenticatedUser?) {
         self.clientId = clientId
         self.hasMasterKey = hasMasterKey
         self.installationId = installationId
         self.user = user
+        messagePrefix = LiveQueryEventBytes.prefix(clientId: clientId, installationId: installationId)
     }
 
     /// A server message as `Client._pushEvent` builds it: op, clientId, installationId (when known), requestId.

@@ -48,6 +48,7 @@ final class WebSocketHub: @unchecked Sendable {
     private enum Command {
         case adopt(UInt64, UpgradedConnection)
         case send(UInt64, [UInt8])
+        case sendBatch(WebSocketFrameBatch)
         case close(UInt64, WebSocketCloseCode, String)
         case handled(UInt64)
         case stop
@@ -124,6 +125,12 @@ final class WebSocketHub: @unchecked Sendable {
     /// Sends a text message given as UTF-8 (JSON the server encoded: no String made and checked on the way).
     func send(utf8 text: [UInt8], to connection: UInt64) {
         post(.send(connection, WebSocketFrame.encode(.text, text)))
+    }
+
+    /// Sends each frame of `batch` to its connection (those gone are skipped), in order, as one command.
+    func send(_ batch: WebSocketFrameBatch) {
+        guard !batch.isEmpty else { return }
+        post(.sendBatch(batch))
     }
 
     /// Reports a message given to `receive` handled: its connection may be read further.
@@ -222,6 +229,14 @@ final class WebSocketHub: @unchecked Sendable {
                 }
             case .send(let id, let frame):
                 if let peer = peers[id], !peer.closesWhenFlushed { queue(frame, to: peer) }
+            case .sendBatch(let batch):
+                batch.bytes.withUnsafeBytes { bytes in
+                    var start = 0
+                    for (id, end) in batch.frames {
+                        defer { start = end }
+                        if let peer = peers[id], !peer.closesWhenFlushed { queue(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), to: peer) }
+                    }
+                }
             case .close(let id, let code, let reason):
                 if let peer = peers[id], !peer.closesWhenFlushed { closeGracefully(peer, code, reason) }
             case .handled(let id):
@@ -295,10 +310,24 @@ final class WebSocketHub: @unchecked Sendable {
     }
 
     private func queue(_ frame: [UInt8], to peer: Peer, force: Bool = false) {
+        frame.withUnsafeBytes { queue($0, to: peer, force: force) }
+    }
+
+    private func queue(_ frame: UnsafeRawBufferPointer, to peer: Peer, force: Bool = false) {
         guard force || peer.outbox.count - peer.sent + frame.count <= settings.maxQueuedBytes else {
             return release(peer)  // It reads too slowly to be sent what it subscribed to.
         }
-        peer.outbox.append(contentsOf: frame)
+        var taken = 0
+        if peer.sent == peer.outbox.count {
+            // Nothing waits: straight from the caller's bytes to the socket, and only what it does not take is copied.
+            let wrote = Glibc.send(peer.socket, frame.baseAddress, frame.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if wrote >= 0 {
+                taken = wrote
+            } else if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+                return release(peer)
+            }
+        }
+        if taken < frame.count { peer.outbox.append(contentsOf: frame[taken...]) }
         flush(peer)
     }
 

@@ -39,6 +39,13 @@ final class LiveQueryClient {
         messagePrefix = LiveQueryEventBytes.prefix(clientId: clientId, installationId: installationId)
     }
 
+    /// Its subscriptions to `className`, in request id order (one client's events for one change always come in the
+    /// same order).
+    func subscriptions(of className: String) -> [Subscription] {
+        if subscriptions.count == 1, let only = subscriptions.first?.value { return only.className == className ? [only] : [] }
+        return subscriptions.values.filter { $0.className == className }.sorted { $0.requestId < $1.requestId }
+    }
+
     /// A server message as `Client._pushEvent` builds it: op, clientId, installationId (when known), requestId.
     func message(_ op: String, requestId: Double? = nil, extra: [String: JSON] = [:]) -> JSON {
         var members = extra

@@ -46,19 +46,18 @@ extension LiveQueryServer {
         let memo = LiveQueryChangeMemo()
         // Every message of this change in one frame buffer, handed to the hub some 32 KB at a time (it sends those
         // while the rest are made); one client's messages stay in the order they are made, closes included.
-        var outgoing = WebSocketFrameBatch()
+        let handed = 32 * 1024
+        var outgoing = WebSocketFrameBatch(capacity: (handed + 4096, 256))
         func hand() {
             hub.send(outgoing)
-            outgoing = WebSocketFrameBatch()
+            outgoing = WebSocketFrameBatch(capacity: (handed + 4096, 256))
         }
         defer { hand() }
         let tail = LiveQueryEventBytes.tail(seq: change.seq)
-        var requestId: [UInt8] = []
+        var requestId: (value: Double, bytes: [UInt8]) = (.nan, [])
         for (id, client) in clients {
-            if outgoing.bytes.count >= 32 * 1024 { hand() }
-            // In request id order: one client's events for one change always come in the same order.
-            let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
-            for var subscription in subscriptions where change.seq > subscription.deliveredThrough {
+            if outgoing.bytes.count >= handed { hand() }
+            for var subscription in client.subscriptions(of: change.className) where change.seq > subscription.deliveredThrough {
                 client.subscriptions[subscription.requestId]?.deliveredThrough = change.seq
                 if let token = subscription.user?.sessionToken {
                     if sessions[token] == nil {
@@ -88,10 +87,13 @@ extension LiveQueryServer {
                     guard let event = try memo.event(subscription, isMaster: client.hasMasterKey, make: {
                         try self.event(decoded, for: subscription, of: client, memo: memo).map(LiveQueryEventBytes.init)
                     }) else { continue }
-                    LiveQueryEventBytes.requestId(subscription.requestId, into: &requestId)
-                    let prefix = client.messagePrefix
-                    outgoing.append(to: id, payloadCount: event.count(prefix: prefix, requestId: requestId, tail: tail)) {
-                        event.write(prefix: prefix, requestId: requestId, tail: tail, to: &$0)
+                    if requestId.value != subscription.requestId {  // Written once for a run of subscribers with the same id.
+                        requestId.value = subscription.requestId
+                        LiveQueryEventBytes.requestId(subscription.requestId, into: &requestId.bytes)
+                    }
+                    let prefix = client.messagePrefix, requestIdBytes = requestId.bytes
+                    outgoing.append(to: id, payloadCount: event.count(prefix: prefix, requestId: requestIdBytes, tail: tail)) {
+                        event.write(prefix: prefix, requestId: requestIdBytes, tail: tail, to: &$0)
                     }
                 } catch let error as ParseError where Self.isTransient(error) {
                     hand()

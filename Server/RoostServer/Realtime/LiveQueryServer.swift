@@ -53,6 +53,10 @@ final class LiveQueryServer: @unchecked Sendable {
     private(set) var hub: WebSocketHub!
     /// The worker thread's own.
     var clients: [UInt64: LiveQueryClient] = [:]
+    /// The worker thread's own: each small `where` subscribed to, kept once, so subscriptions to one query share one
+    /// dictionary and a change's memo finds them equal by identity, not member by member. At most 1,000 of at most
+    /// 1 KB are kept (then it starts over: a subscription not shared keeps its own copy, which is only slower to compare).
+    private var sharedWhereClauses: [[String: JSON]: [String: JSON]] = [:]
     /// The worker thread's own: replay work per client address (20,000 changes, then 10,000 a second).
     var replayBudgets = ReplayBudgets(capacity: 20_000, perSecond: 10_000)
     /// Where each socket connected from, and how many are open per address (set on the connection's HTTP
@@ -264,6 +268,12 @@ final class LiveQueryServer: @unchecked Sendable {
                                  "Too many subscriptions on this connection (at most \(settings.maxSubscriptionsPerClient), --live-query-max-subscriptions)")
             }
             let constraint = try QueryConstraint.parse(where: .object(whereClause))
+            if let shared = sharedWhereClauses[whereClause] {
+                whereClause = shared
+            } else if JSON.object(whereClause).encoded().count <= 1024 {
+                if sharedWhereClauses.count >= 1_000 { sharedWhereClauses = [:] }
+                sharedWhereClauses[whereClause] = whereClause
+            }
             var subscription = LiveQueryClient.Subscription(
                 requestId: subscribe.requestId, className: subscribe.className, whereClause: whereClause,
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)

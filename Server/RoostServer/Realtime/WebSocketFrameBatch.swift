@@ -11,6 +11,12 @@ struct WebSocketFrameBatch: Sendable {
 
     var isEmpty: Bool { frames.isEmpty }
 
+    /// - Parameters: capacity: the bytes and frames it is expected to hold (room made at once, not by growing).
+    init(capacity: (bytes: Int, frames: Int) = (0, 0)) {
+        bytes.reserveCapacity(capacity.bytes)
+        frames.reserveCapacity(capacity.frames)
+    }
+
     /// Appends a text frame carrying `text` (UTF-8) to `connection`.
     mutating func append(utf8 text: [UInt8], to connection: UInt64) {
         append(to: connection, payloadCount: text.count) { $0.append(contentsOf: text) }

@@ -79,10 +79,7 @@ final class LiveQueryServer: @unchecked Sendable {
             }
         }, closed: { [unowned self] id in
             addresses.withLock {
-                if let address = clientAddresses.removeValue(forKey: id).map(Self.countedAddress) {
-                    let left = openPerAddress[address, default: 1] - 1
-                    openPerAddress[address] = left > 0 ? left : nil
-                }
+                if let address = clientAddresses.removeValue(forKey: id) { uncount(Self.countedAddress(address)) }
             }
             worker.submit { self.clients.removeValue(forKey: id).map { self.forget($0.subscriptions.values) } }
         })
@@ -144,10 +141,14 @@ final class LiveQueryServer: @unchecked Sendable {
     }
 
     private func giveBack(_ address: String) {
-        addresses.withLock {
-            let left = openPerAddress[address, default: 1] - 1
-            openPerAddress[address] = left > 0 ? left : nil
-        }
+        addresses.withLock { uncount(address) }
+    }
+
+    /// Gives back a place `reserveConnection` counted for `address` (as counted), under the addresses lock: the one
+    /// place both an unused slot and a closed socket give theirs back.
+    private func uncount(_ address: String) {
+        let left = openPerAddress[address, default: 1] - 1
+        openPerAddress[address] = left > 0 ? left : nil
     }
 
     /// Open WebSocket connections.

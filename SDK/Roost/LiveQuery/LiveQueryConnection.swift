@@ -153,8 +153,9 @@ final class LiveQueryConnection: @unchecked Sendable {
     private func handle(_ text: String, on socket: WebSocketClient, token: String?) -> Bool {
         guard let message = try? JSONParser.parse(text), let op = message["op"]?.stringValue else { return false }
         let requestId = message["requestId"]?.numberValue.flatMap { Int(exactly: $0) }
+        let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
         let subscription = requestId.flatMap { id in condition.withLock { subscriptions[id] } }
-        settleReplays(before: op, requestId: requestId, seq: message["seq"]?.numberValue.flatMap { Int(exactly: $0) })
+        settleReplays(before: op, requestId: requestId, seq: seq)
         switch op {
         case "connected":
             condition.withLock {
@@ -166,7 +167,6 @@ final class LiveQueryConnection: @unchecked Sendable {
             return true
         case "subscribed":
             guard let subscription else { return false }
-            let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
             let resumed = message["resumed"]?.boolValue
             var record: Int?
             condition.withLock {
@@ -188,7 +188,6 @@ final class LiveQueryConnection: @unchecked Sendable {
             subscription.deliver(LiveQueryEvent(kind: .subscribed, seq: seq, resumed: resumed))
         case "create", "enter", "update", "leave", "delete":
             guard let subscription, let kind = LiveQueryEvent.kind(ofOp: op), let client else { return false }
-            let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
             let duplicate = condition.withLock { seq.map { seq in subscription.lastSeq.map { seq <= $0 } ?? false } ?? false }
             guard !duplicate, let objectJSON = message["object"] else { return false }
             let object = client.object(subscription.query.className)
@@ -210,15 +209,15 @@ final class LiveQueryConnection: @unchecked Sendable {
                 return object
             }
             applyRefresh(results, subscription: subscription)
-            subscription.deliver(LiveQueryEvent(kind: .refreshed, objects: objects, seq: message["seq"]?.numberValue.flatMap { Int(exactly: $0) }))
-            let seq = condition.withLock {
+            subscription.deliver(LiveQueryEvent(kind: .refreshed, objects: objects, seq: seq))
+            let resumeAt = condition.withLock {
                 subscription.isRefreshing = false
-                let seqs = [subscription.lastSeq, subscription.seqDuringRefresh, message["seq"]?.numberValue.flatMap { Int(exactly: $0) }].compactMap { $0 }
+                let seqs = [subscription.lastSeq, subscription.seqDuringRefresh, seq].compactMap { $0 }
                 subscription.seqDuringRefresh = nil
                 subscription.lastSeq = seqs.max()
                 return subscription.lastSeq
             }
-            if let seq { try? client.localStore.setLiveSeq(seq, for: subscription.resumeKey) }
+            if let resumeAt { try? client.localStore.setLiveSeq(resumeAt, for: subscription.resumeKey) }
         case "error":
             handleError(message, subscription: subscription, on: socket, token: token)
         default:

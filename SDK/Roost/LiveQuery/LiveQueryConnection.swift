@@ -119,8 +119,7 @@ final class LiveQueryConnection: @unchecked Sendable {
                 }
             } catch let failure as WebSocketClient.Failure where failure.isConfiguration {
                 // A certificate that fails verification or a URL the client cannot speak: retrying cannot help.
-                let error = RoostError.misconfigured("LiveQuery: \(failure)")
-                for subscription in condition.withLock({ Array(subscriptions.values) }) { remove(subscription, error: error) }
+                removeAll(error: RoostError.misconfigured("LiveQuery: \(failure)"))
             } catch {
                 // Any other failure: drop the socket and try again (the subscriptions stay).
             }
@@ -281,11 +280,15 @@ final class LiveQueryConnection: @unchecked Sendable {
             return
         }
         if code == 4 {
-            let error = RoostError.misconfigured("LiveQuery: \(text): check the application id")
-            for subscription in condition.withLock({ Array(subscriptions.values) }) { remove(subscription, error: error) }
+            removeAll(error: RoostError.misconfigured("LiveQuery: \(text): check the application id"))
             return
         }
         if message["reconnect"] == true { socket.shutdown() }
+    }
+
+    /// Ends every subscription with `error` (one retrying cannot help: a bad certificate or application id).
+    private func removeAll(error: Error) {
+        for subscription in condition.withLock({ Array(subscriptions.values) }) { remove(subscription, error: error) }
     }
 
     private func remove(_ subscription: LiveSubscription, error: Error) {

@@ -52,7 +52,7 @@ extension LiveQueryServer {
             hub.send(outgoing)
             outgoing = WebSocketFrameBatch(capacity: (handed + 4096, 256))
         }
-        defer { hand() }
+        defer { hub.send(outgoing) }
         let tail = LiveQueryEventBytes.tail(seq: change.seq)
         var requestId: (value: Double, bytes: [UInt8]) = (.nan, [])
         for (id, client) in clients {

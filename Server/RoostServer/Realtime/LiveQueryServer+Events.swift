@@ -44,19 +44,20 @@ extension LiveQueryServer {
         var sessions: [String: AuthenticatedUser?] = [:]
         // Subscriptions with the same query and audience are matched once, and share one event's bytes.
         let memo = LiveQueryChangeMemo()
-        // Every message of this change in one frame buffer, handed to the hub some 32 KB at a time (it sends those
-        // while the rest are made); one client's messages stay in the order they are made, closes included.
+        // Every message of this change in one frame buffer per socket thread, handed to it some 32 KB at a time (it
+        // sends those while the rest are made); one client's messages stay in the order they are made, closes included.
         let handed = 32 * 1024
-        var outgoing = WebSocketFrameBatch(capacity: (handed + 4096, 256))
-        func hand() {
-            hub.send(outgoing)
-            outgoing = WebSocketFrameBatch(capacity: (handed + 4096, 256))
+        var outgoing = hub.hubs.map { _ in WebSocketFrameBatch(capacity: (handed + 4096, 256)) }
+        func hand(_ index: Int) {
+            hub.send(outgoing[index], onHub: index)
+            outgoing[index] = WebSocketFrameBatch(capacity: (handed + 4096, 256))
         }
-        defer { hub.send(outgoing) }
+        defer { for index in outgoing.indices { hub.send(outgoing[index], onHub: index) } }
         let tail = LiveQueryEventBytes.tail(seq: change.seq)
         var requestId: (value: Double, bytes: [UInt8]) = (.nan, [])
         for (id, client) in clients {
-            if outgoing.bytes.count >= handed { hand() }
+            let onHub = hub.hubIndex(of: id)
+            if outgoing[onHub].bytes.count >= handed { hand(onHub) }
             for var subscription in client.subscriptions(of: change.className) where change.seq > subscription.deliveredThrough {
                 client.subscriptions[subscription.requestId]?.deliveredThrough = change.seq
                 if let token = subscription.user?.sessionToken {
@@ -68,7 +69,7 @@ extension LiveQueryServer {
                         } catch {
                             // Not an answer about the session (a read stopped at shutdown, say): the client reconnects
                             // and resumes from the change log, so nothing is lost and no session is wrongly ended.
-                            hand()
+                            hand(onHub)
                             closeForResume(id)
                             break
                         }
@@ -77,7 +78,7 @@ extension LiveQueryServer {
                         // As Parse answers a subscription whose session is gone: 209, and no more of its events.
                         client.subscriptions.removeValue(forKey: subscription.requestId)
                         forget([subscription])
-                        outgoing.append(utf8: liveQueryError(code: ParseErrorCode.invalidSessionToken.rawValue, "Invalid session token",
+                        outgoing[onHub].append(utf8: liveQueryError(code: ParseErrorCode.invalidSessionToken.rawValue, "Invalid session token",
                                                              reconnect: false, requestId: subscription.requestId).encoded(), to: id)
                         continue
                     }
@@ -92,15 +93,15 @@ extension LiveQueryServer {
                         LiveQueryEventBytes.requestId(subscription.requestId, into: &requestId.bytes)
                     }
                     let prefix = client.messagePrefix, requestIdBytes = requestId.bytes
-                    outgoing.append(to: id, payloadCount: event.count(prefix: prefix, requestId: requestIdBytes, tail: tail)) {
+                    outgoing[onHub].append(to: id, payloadCount: event.count(prefix: prefix, requestId: requestIdBytes, tail: tail)) {
                         event.write(prefix: prefix, requestId: requestIdBytes, tail: tail, to: &$0)
                     }
                 } catch let error as ParseError where Self.isTransient(error) {
-                    hand()
+                    hand(onHub)
                     closeForResume(id)
                     break
                 } catch {
-                    outgoing.append(utf8: errorMessage(error, requestId: subscription.requestId).encoded(), to: id)
+                    outgoing[onHub].append(utf8: errorMessage(error, requestId: subscription.requestId).encoded(), to: id)
                 }
             }
         }

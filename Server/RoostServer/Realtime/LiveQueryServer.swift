@@ -2,7 +2,7 @@ import Foundation
 import RoostCore
 import Synchronization
 
-/// Parse's LiveQuery protocol over the `WebSocketHub` (parse-server's `ParseLiveQueryServer`): `connect`,
+/// Parse's LiveQuery protocol over the `WebSocketHubs` (parse-server's `ParseLiveQueryServer`): `connect`,
 /// `subscribe`, `update`, `unsubscribe` and `query`, answered with `connected`, `subscribed`, `unsubscribed`,
 /// `result` or `error` (codes 1–4 as Parse uses them; 209 with `reconnect: false` for a bad session token).
 /// Roost's resume (README, "LiveQuery protocol"): every event carries its change's `seq`; a `subscribe` with `since`
@@ -50,7 +50,7 @@ final class LiveQueryServer: @unchecked Sendable {
     }
     let live = Mutex(LiveState())
     private let worker = WorkerThreads(name: "roost-livequery")
-    private(set) var hub: WebSocketHub!
+    private(set) var hub: WebSocketHubs!
     /// The worker thread's own.
     var clients: [UInt64: LiveQueryClient] = [:]
     /// The worker thread's own: each small `where` subscribed to, kept once, so subscriptions to one query share one
@@ -72,7 +72,7 @@ final class LiveQueryServer: @unchecked Sendable {
         self.authenticate = authenticate
         self.matcher = matcher
         self.storage = storage
-        hub = try WebSocketHub(settings: socketSettings, receive: { [unowned self] id, text in
+        hub = try WebSocketHubs(settings: socketSettings, receive: { [unowned self] id, text in
             worker.submit {
                 self.handle(text, from: id)
                 self.hub.handled(id)

@@ -37,6 +37,8 @@ final class WebSocketHub: @unchecked Sendable {
     private let wake: Int32
     private let commands = Mutex<(pending: [Command], stopped: Bool)>(([], false))
     private let nextId = Atomic<UInt64>(1)
+    /// This hub's place among `WebSocketHubs`' (its ids are `n * count + index`, n ≥ 1: never 0, the wake-up's).
+    let shard: (index: Int, count: Int)
     private let openCount = Atomic<Int>(0)
     private let finished = DispatchSemaphore(value: 0)
     /// The hub thread's own: every open connection by id.
@@ -78,8 +80,10 @@ final class WebSocketHub: @unchecked Sendable {
     }
 
     /// Starts the hub's thread. - Throws: when epoll or eventfd cannot be made (out of descriptors).
-    init(settings: Settings = Settings(), receive: @escaping Receive, closed: @escaping Closed) throws {
+    init(settings: Settings = Settings(), shard: (index: Int, count: Int) = (0, 1), receive: @escaping Receive,
+         closed: @escaping Closed) throws {
         self.settings = settings
+        self.shard = shard
         self.receive = receive
         self.closed = closed
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -92,7 +96,7 @@ final class WebSocketHub: @unchecked Sendable {
         }
         _ = roost_epoll_control(epoll, EPOLL_CTL_ADD, wake, EPOLLIN.rawValue, 0)
         let thread = Thread { [self] in
-            nameCurrentThread("roost-websocket")
+            nameCurrentThread(shard.count > 1 ? "roost-websocket-\(shard.index)" : "roost-websocket")
             run()
             finished.signal()
         }
@@ -105,7 +109,7 @@ final class WebSocketHub: @unchecked Sendable {
     /// Takes an upgraded socket; returns its id (nil when the hub has stopped: the socket is told 1001 and closed).
     @discardableResult
     func adopt(_ connection: UpgradedConnection) -> UInt64? {
-        let id = nextId.add(1, ordering: .relaxed).oldValue
+        let id = nextId.add(1, ordering: .relaxed).oldValue * UInt64(shard.count) + UInt64(shard.index)
         guard post(.adopt(id, connection)) else {
             // The client has its 101 already and counts as connected: it hears "going away" as the others did.
             // One small frame into a fresh socket's empty buffer; a failed send changes nothing.

@@ -4,8 +4,8 @@ import RoostCore
 import Glibc
 import Synchronization
 
-/// Owns every WebSocket: one thread waits on all of them with epoll, so an idle socket costs a few
-/// hundred bytes and no thread. It reads and checks frames (`WebSocketReader`), answers pings and
+/// Owns its share of the WebSockets (`WebSocketHubs` spreads them over one hub per core): one thread waits on
+/// all of them with epoll, so an idle socket costs a few hundred bytes and no thread. It reads and checks frames (`WebSocketReader`), answers pings and
 /// closes, pings each client every `pingInterval` and drops one that did not answer the previous ping
 /// (as parse-server's `ParseWebSocketServer`), and writes what other threads `send`.
 ///

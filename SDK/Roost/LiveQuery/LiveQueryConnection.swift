@@ -119,8 +119,7 @@ final class LiveQueryConnection: @unchecked Sendable {
                 }
             } catch let failure as WebSocketClient.Failure where failure.isConfiguration {
                 // A certificate that fails verification or a URL the client cannot speak: retrying cannot help.
-                let error = RoostError.misconfigured("LiveQuery: \(failure)")
-                for subscription in condition.withLock({ Array(subscriptions.values) }) { remove(subscription, error: error) }
+                removeAll(error: RoostError.misconfigured("LiveQuery: \(failure)"))
             } catch {
                 // Any other failure: drop the socket and try again (the subscriptions stay).
             }
@@ -153,8 +152,9 @@ final class LiveQueryConnection: @unchecked Sendable {
     private func handle(_ text: String, on socket: WebSocketClient, token: String?) -> Bool {
         guard let message = try? JSONParser.parse(text), let op = message["op"]?.stringValue else { return false }
         let requestId = message["requestId"]?.numberValue.flatMap { Int(exactly: $0) }
+        let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
         let subscription = requestId.flatMap { id in condition.withLock { subscriptions[id] } }
-        settleReplays(before: op, requestId: requestId, seq: message["seq"]?.numberValue.flatMap { Int(exactly: $0) })
+        settleReplays(before: op, requestId: requestId, seq: seq)
         switch op {
         case "connected":
             condition.withLock {
@@ -166,7 +166,6 @@ final class LiveQueryConnection: @unchecked Sendable {
             return true
         case "subscribed":
             guard let subscription else { return false }
-            let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
             let resumed = message["resumed"]?.boolValue
             var record: Int?
             condition.withLock {
@@ -188,7 +187,6 @@ final class LiveQueryConnection: @unchecked Sendable {
             subscription.deliver(LiveQueryEvent(kind: .subscribed, seq: seq, resumed: resumed))
         case "create", "enter", "update", "leave", "delete":
             guard let subscription, let kind = LiveQueryEvent.kind(ofOp: op), let client else { return false }
-            let seq = message["seq"]?.numberValue.flatMap { Int(exactly: $0) }
             let duplicate = condition.withLock { seq.map { seq in subscription.lastSeq.map { seq <= $0 } ?? false } ?? false }
             guard !duplicate, let objectJSON = message["object"] else { return false }
             let object = client.object(subscription.query.className)
@@ -210,15 +208,15 @@ final class LiveQueryConnection: @unchecked Sendable {
                 return object
             }
             applyRefresh(results, subscription: subscription)
-            subscription.deliver(LiveQueryEvent(kind: .refreshed, objects: objects, seq: message["seq"]?.numberValue.flatMap { Int(exactly: $0) }))
-            let seq = condition.withLock {
+            subscription.deliver(LiveQueryEvent(kind: .refreshed, objects: objects, seq: seq))
+            let resumeAt = condition.withLock {
                 subscription.isRefreshing = false
-                let seqs = [subscription.lastSeq, subscription.seqDuringRefresh, message["seq"]?.numberValue.flatMap { Int(exactly: $0) }].compactMap { $0 }
+                let seqs = [subscription.lastSeq, subscription.seqDuringRefresh, seq].compactMap { $0 }
                 subscription.seqDuringRefresh = nil
                 subscription.lastSeq = seqs.max()
                 return subscription.lastSeq
             }
-            if let seq { try? client.localStore.setLiveSeq(seq, for: subscription.resumeKey) }
+            if let resumeAt { try? client.localStore.setLiveSeq(resumeAt, for: subscription.resumeKey) }
         case "error":
             handleError(message, subscription: subscription, on: socket, token: token)
         default:
@@ -282,11 +280,15 @@ final class LiveQueryConnection: @unchecked Sendable {
             return
         }
         if code == 4 {
-            let error = RoostError.misconfigured("LiveQuery: \(text): check the application id")
-            for subscription in condition.withLock({ Array(subscriptions.values) }) { remove(subscription, error: error) }
+            removeAll(error: RoostError.misconfigured("LiveQuery: \(text): check the application id"))
             return
         }
         if message["reconnect"] == true { socket.shutdown() }
+    }
+
+    /// Ends every subscription with `error` (one retrying cannot help: a bad certificate or application id).
+    private func removeAll(error: Error) {
+        for subscription in condition.withLock({ Array(subscriptions.values) }) { remove(subscription, error: error) }
     }
 
     private func remove(_ subscription: LiveSubscription, error: Error) {

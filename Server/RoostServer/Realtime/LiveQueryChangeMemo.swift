@@ -55,10 +55,34 @@ final class LiveQueryChangeMemo {
         let object: Versions
     }
 
+    /// All that decides a subscription's event for one change, and the objects in it (`LiveQueryServer.event`).
+    private struct EventKey: Hashable {
+        let audience: Audience
+        let className: String
+        let whereClause: [String: JSON]
+        let watch: [String]?
+        let keys: [String]?
+    }
+
     private var matched: [MatchKey: Result<[Bool], Error>] = [:]
     private var shown: [ShownKey: JSON] = [:]
     private var lastMatch: (MatchKey, Result<[Bool], Error>)?
     private var lastShown: (ShownKey, JSON)?
+    private var events: [EventKey: Result<LiveQueryEventBytes?, Error>] = [:]
+    private var lastEvent: (EventKey, Result<LiveQueryEventBytes?, Error>)?
+
+    /// `make`'s event (nil: none) for this subscription's query, `keys` and audience, made once (its error too):
+    /// a thousand subscribers to one query get the bytes of one event, each spliced with its own ids.
+    func event(_ subscription: LiveQueryClient.Subscription, isMaster: Bool,
+               make: () throws -> LiveQueryEventBytes?) throws -> LiveQueryEventBytes? {
+        let key = EventKey(audience: Audience(isMaster: isMaster, user: subscription.user), className: subscription.className,
+                           whereClause: subscription.whereClause, watch: subscription.watch, keys: subscription.keys)
+        if let (lastKey, lastResult) = lastEvent, lastKey == key { return try lastResult.get() }
+        let result = events[key] ?? Result { try make() }
+        events[key] = result
+        lastEvent = (key, result)
+        return try result.get()
+    }
 
     /// `evaluate`'s answer for this subscription's query and audience, evaluated once (its error too).
     func matches(_ subscription: LiveQueryClient.Subscription, isMaster: Bool, versions: [StoredObject?],

@@ -28,12 +28,22 @@ final class LiveQueryClient {
     let installationId: String?
     let user: AuthenticatedUser?
     var subscriptions: [Double: Subscription] = [:]
+    /// What each of its messages starts with (`LiveQueryEventBytes.prefix`): its events are spliced onto it.
+    let messagePrefix: [UInt8]
 
     init(clientId: String, hasMasterKey: Bool, installationId: String?, user: AuthenticatedUser?) {
         self.clientId = clientId
         self.hasMasterKey = hasMasterKey
         self.installationId = installationId
         self.user = user
+        messagePrefix = LiveQueryEventBytes.prefix(clientId: clientId, installationId: installationId)
+    }
+
+    /// Its subscriptions to `className`, in request id order (one client's events for one change always come in the
+    /// same order).
+    func subscriptions(of className: String) -> [Subscription] {
+        if subscriptions.count == 1, let only = subscriptions.first?.value { return only.className == className ? [only] : [] }
+        return subscriptions.values.filter { $0.className == className }.sorted { $0.requestId < $1.requestId }
     }
 
     /// A server message as `Client._pushEvent` builds it: op, clientId, installationId (when known), requestId.

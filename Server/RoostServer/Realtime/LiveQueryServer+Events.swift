@@ -20,17 +20,45 @@ extension LiveQueryServer {
         }
     }
 
+    /// What one subscription gets for one change: the op (`create`, `enter`, `update`, `leave` or `delete`) and the
+    /// change's versions as the subscriber may see them.
+    struct Event {
+        let op: String
+        let object: JSON?
+        let original: JSON?
+
+        /// The message `client` gets for it (`Client._pushEvent`), with the change's `seq`.
+        func message(for client: LiveQueryClient, requestId: Double, seq: Int64) -> JSON {
+            var extra: [String: JSON] = ["seq": .number(Double(seq))]
+            extra["object"] = object
+            extra["original"] = original
+            return client.message(op, requestId: requestId, extra: extra)
+        }
+    }
+
     /// One change's events, to every subscription of its class (parse-server's `_onAfterSave`/`_onAfterDelete`).
     func deliver(_ change: ObjectChange) {
         guard let decoded = DecodedChange(change) else { return }
         // Each subscriber's session is looked up again for every change (the REST API's session cache answers), so a
         // log-out, a revoked session, a deleted user or a role change holds for live events at once, not only at subscribe.
         var sessions: [String: AuthenticatedUser?] = [:]
-        let memo = LiveQueryChangeMemo()  // Subscriptions with the same query and audience are matched once.
+        // Subscriptions with the same query and audience are matched once, and share one event's bytes.
+        let memo = LiveQueryChangeMemo()
+        // Every message of this change in one frame buffer per socket thread, handed to it some 32 KB at a time (it
+        // sends those while the rest are made); one client's messages stay in the order they are made, closes included.
+        let handed = 32 * 1024
+        var outgoing = hub.hubs.map { _ in WebSocketFrameBatch(capacity: (handed + 4096, 256)) }
+        func hand(_ index: Int) {
+            hub.send(outgoing[index], onHub: index)
+            outgoing[index] = WebSocketFrameBatch(capacity: (handed + 4096, 256))
+        }
+        defer { for index in outgoing.indices { hub.send(outgoing[index], onHub: index) } }
+        let tail = LiveQueryEventBytes.tail(seq: change.seq)
+        var requestId: (value: Double, bytes: [UInt8]) = (.nan, [])
         for (id, client) in clients {
-            // In request id order: one client's events for one change always come in the same order.
-            let subscriptions = client.subscriptions.values.filter { $0.className == change.className }.sorted { $0.requestId < $1.requestId }
-            for var subscription in subscriptions where change.seq > subscription.deliveredThrough {
+            let onHub = hub.hubIndex(of: id)
+            if outgoing[onHub].bytes.count >= handed { hand(onHub) }
+            for var subscription in client.subscriptions(of: change.className) where change.seq > subscription.deliveredThrough {
                 client.subscriptions[subscription.requestId]?.deliveredThrough = change.seq
                 if let token = subscription.user?.sessionToken {
                     if sessions[token] == nil {
@@ -41,6 +69,7 @@ extension LiveQueryServer {
                         } catch {
                             // Not an answer about the session (a read stopped at shutdown, say): the client reconnects
                             // and resumes from the change log, so nothing is lost and no session is wrongly ended.
+                            hand(onHub)
                             closeForResume(id)
                             break
                         }
@@ -49,19 +78,30 @@ extension LiveQueryServer {
                         // As Parse answers a subscription whose session is gone: 209, and no more of its events.
                         client.subscriptions.removeValue(forKey: subscription.requestId)
                         forget([subscription])
-                        send(liveQueryError(code: ParseErrorCode.invalidSessionToken.rawValue, "Invalid session token", reconnect: false,
-                                            requestId: subscription.requestId), to: id)
+                        outgoing[onHub].append(utf8: liveQueryError(code: ParseErrorCode.invalidSessionToken.rawValue, "Invalid session token",
+                                                             reconnect: false, requestId: subscription.requestId).encoded(), to: id)
                         continue
                     }
                     subscription = subscription.reading(as: current)
                 }
                 do {
-                    if let event = try event(decoded, for: subscription, of: client, memo: memo) { send(event, to: id) }
+                    guard let event = try memo.event(subscription, isMaster: client.hasMasterKey, make: {
+                        try self.event(decoded, for: subscription, of: client, memo: memo).map(LiveQueryEventBytes.init)
+                    }) else { continue }
+                    if requestId.value != subscription.requestId {  // Written once for a run of subscribers with the same id.
+                        requestId.value = subscription.requestId
+                        LiveQueryEventBytes.requestId(subscription.requestId, into: &requestId.bytes)
+                    }
+                    let prefix = client.messagePrefix, requestIdBytes = requestId.bytes
+                    outgoing[onHub].append(to: id, payloadCount: event.count(prefix: prefix, requestId: requestIdBytes, tail: tail)) {
+                        event.write(prefix: prefix, requestId: requestIdBytes, tail: tail, to: &$0)
+                    }
                 } catch let error as ParseError where Self.isTransient(error) {
+                    hand(onHub)
                     closeForResume(id)
                     break
                 } catch {
-                    send(errorMessage(error, requestId: subscription.requestId), to: id)
+                    outgoing[onHub].append(utf8: errorMessage(error, requestId: subscription.requestId).encoded(), to: id)
                 }
             }
         }
@@ -94,14 +134,14 @@ extension LiveQueryServer {
         var bytes = 0
         for change in changes {
             guard let decoded = DecodedChange(change) else { continue }
-            let found: JSON?
+            let found: Event?
             do {
                 found = try event(decoded, for: subscription, of: client)
             } catch {
                 return nil  // Its permissions no longer hold: the client's `query` will say why.
             }
             guard let event = found else { continue }
-            let encoded = event.encoded()  // Encoded once: measured here, sent as these bytes.
+            let encoded = event.message(for: client, requestId: subscription.requestId, seq: change.seq).encoded()  // Encoded once: measured here, sent as these bytes.
             bytes += encoded.count
             guard bytes <= settings.maxReplayBytes else { return nil }
             events.append(.encodedFragment(encoded))
@@ -113,26 +153,25 @@ extension LiveQueryServer {
     /// - Throws: `ParseError` when the subscription's permissions no longer hold (a CLP changed).
     /// - Parameter memo: the change's answers shared by subscriptions with the same query and audience (live delivery).
     func event(_ change: DecodedChange, for subscription: LiveQueryClient.Subscription, of client: LiveQueryClient,
-               memo: LiveQueryChangeMemo? = nil) throws -> JSON? {
+               memo: LiveQueryChangeMemo? = nil) throws -> Event? {
         let matched = try matcher.matches(subscription, isMaster: client.hasMasterKey, versions: [change.before, change.after], memo: memo)
         guard let op = Self.event(before: change.before, after: change.after, matchedBefore: matched[0],
                                   matchedAfter: matched[1], watch: subscription.watch)
         else { return nil }
-        var extra: [String: JSON] = ["seq": .number(Double(change.seq))]
+        var object: JSON?, original: JSON?
         if let shown = op == "delete" ? change.before : change.after {
             // Parse sends a `leave` with the new version even when the subscriber just lost read access
             // to it; then only what identifies the object is sent, not contents it may no longer read.
             let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey, memo: memo)) == true
-            extra["object"] = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead, memo: memo)
+            object = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead, memo: memo)
         }
         if op != "create", op != "delete", let before = change.before {
             // An `enter` may come from gaining read access: the version before was not the subscriber's to read,
             // so only its identity is sent (Parse sends it whole).
             let mayReadBefore = op != "enter" || (try? matcher.mayRead(before, subscription, isMaster: client.hasMasterKey, memo: memo)) == true
-            extra["original"] = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore,
-                                                   memo: memo)
+            original = matcher.visibleJSON(before, subscription, isMaster: client.hasMasterKey, identityOnly: !mayReadBefore, memo: memo)
         }
-        return client.message(op, requestId: subscription.requestId, extra: extra)
+        return Event(op: op, object: object, original: original)
     }
 
     /// The event a subscription gets, as parse-server decides it: seen before and after → update, before

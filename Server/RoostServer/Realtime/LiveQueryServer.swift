@@ -2,7 +2,7 @@ import Foundation
 import RoostCore
 import Synchronization
 
-/// Parse's LiveQuery protocol over the `WebSocketHub` (parse-server's `ParseLiveQueryServer`): `connect`,
+/// Parse's LiveQuery protocol over the `WebSocketHubs` (parse-server's `ParseLiveQueryServer`): `connect`,
 /// `subscribe`, `update`, `unsubscribe` and `query`, answered with `connected`, `subscribed`, `unsubscribed`,
 /// `result` or `error` (codes 1–4 as Parse uses them; 209 with `reconnect: false` for a bad session token).
 /// Roost's resume (README, "LiveQuery protocol"): every event carries its change's `seq`; a `subscribe` with `since`
@@ -50,9 +50,13 @@ final class LiveQueryServer: @unchecked Sendable {
     }
     let live = Mutex(LiveState())
     private let worker = WorkerThreads(name: "roost-livequery")
-    private(set) var hub: WebSocketHub!
+    private(set) var hub: WebSocketHubs!
     /// The worker thread's own.
     var clients: [UInt64: LiveQueryClient] = [:]
+    /// The worker thread's own: each small `where` subscribed to, kept once, so subscriptions to one query share one
+    /// dictionary and a change's memo finds them equal by identity, not member by member. At most 1,000 of at most
+    /// 1 KB are kept (then it starts over: a subscription not shared keeps its own copy, which is only slower to compare).
+    private var sharedWhereClauses: [[String: JSON]: [String: JSON]] = [:]
     /// The worker thread's own: replay work per client address (20,000 changes, then 10,000 a second).
     var replayBudgets = ReplayBudgets(capacity: 20_000, perSecond: 10_000)
     /// Where each socket connected from, and how many are open per address (set on the connection's HTTP
@@ -68,17 +72,14 @@ final class LiveQueryServer: @unchecked Sendable {
         self.authenticate = authenticate
         self.matcher = matcher
         self.storage = storage
-        hub = try WebSocketHub(settings: socketSettings, receive: { [unowned self] id, text in
+        hub = try WebSocketHubs(settings: socketSettings, receive: { [unowned self] id, text in
             worker.submit {
                 self.handle(text, from: id)
                 self.hub.handled(id)
             }
         }, closed: { [unowned self] id in
             addresses.withLock {
-                if let address = clientAddresses.removeValue(forKey: id).map(Self.countedAddress) {
-                    let left = openPerAddress[address, default: 1] - 1
-                    openPerAddress[address] = left > 0 ? left : nil
-                }
+                if let address = clientAddresses.removeValue(forKey: id) { uncount(Self.countedAddress(address)) }
             }
             worker.submit { self.clients.removeValue(forKey: id).map { self.forget($0.subscriptions.values) } }
         })
@@ -140,10 +141,14 @@ final class LiveQueryServer: @unchecked Sendable {
     }
 
     private func giveBack(_ address: String) {
-        addresses.withLock {
-            let left = openPerAddress[address, default: 1] - 1
-            openPerAddress[address] = left > 0 ? left : nil
-        }
+        addresses.withLock { uncount(address) }
+    }
+
+    /// Gives back a place `reserveConnection` counted for `address` (as counted), under the addresses lock: the one
+    /// place both an unused slot and a closed socket give theirs back.
+    private func uncount(_ address: String) {
+        let left = openPerAddress[address, default: 1] - 1
+        openPerAddress[address] = left > 0 ? left : nil
     }
 
     /// Open WebSocket connections.
@@ -264,6 +269,12 @@ final class LiveQueryServer: @unchecked Sendable {
                                  "Too many subscriptions on this connection (at most \(settings.maxSubscriptionsPerClient), --live-query-max-subscriptions)")
             }
             let constraint = try QueryConstraint.parse(where: .object(whereClause))
+            if let shared = sharedWhereClauses[whereClause] {
+                whereClause = shared
+            } else if JSON.object(whereClause).encoded().count <= 1024 {
+                if sharedWhereClauses.count >= 1_000 { sharedWhereClauses = [:] }
+                sharedWhereClauses[whereClause] = whereClause
+            }
             var subscription = LiveQueryClient.Subscription(
                 requestId: subscribe.requestId, className: subscribe.className, whereClause: whereClause,
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)

@@ -4,8 +4,8 @@ import RoostCore
 import Glibc
 import Synchronization
 
-/// Owns every WebSocket: one thread waits on all of them with epoll, so an idle socket costs a few
-/// hundred bytes and no thread. It reads and checks frames (`WebSocketReader`), answers pings and
+/// Owns its share of the WebSockets (`WebSocketHubs` spreads them over one hub per core): one thread waits on
+/// all of them with epoll, so an idle socket costs a few hundred bytes and no thread. It reads and checks frames (`WebSocketReader`), answers pings and
 /// closes, pings each client every `pingInterval` and drops one that did not answer the previous ping
 /// (as parse-server's `ParseWebSocketServer`), and writes what other threads `send`.
 ///
@@ -37,6 +37,8 @@ final class WebSocketHub: @unchecked Sendable {
     private let wake: Int32
     private let commands = Mutex<(pending: [Command], stopped: Bool)>(([], false))
     private let nextId = Atomic<UInt64>(1)
+    /// This hub's place among `WebSocketHubs`' (its ids are `n * count + index`, n ≥ 1: never 0, the wake-up's).
+    let shard: (index: Int, count: Int)
     private let openCount = Atomic<Int>(0)
     private let finished = DispatchSemaphore(value: 0)
     /// The hub thread's own: every open connection by id.
@@ -48,6 +50,7 @@ final class WebSocketHub: @unchecked Sendable {
     private enum Command {
         case adopt(UInt64, UpgradedConnection)
         case send(UInt64, [UInt8])
+        case sendBatch(WebSocketFrameBatch)
         case close(UInt64, WebSocketCloseCode, String)
         case handled(UInt64)
         case stop
@@ -77,8 +80,10 @@ final class WebSocketHub: @unchecked Sendable {
     }
 
     /// Starts the hub's thread. - Throws: when epoll or eventfd cannot be made (out of descriptors).
-    init(settings: Settings = Settings(), receive: @escaping Receive, closed: @escaping Closed) throws {
+    init(settings: Settings = Settings(), shard: (index: Int, count: Int) = (0, 1), receive: @escaping Receive,
+         closed: @escaping Closed) throws {
         self.settings = settings
+        self.shard = shard
         self.receive = receive
         self.closed = closed
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -91,7 +96,7 @@ final class WebSocketHub: @unchecked Sendable {
         }
         _ = roost_epoll_control(epoll, EPOLL_CTL_ADD, wake, EPOLLIN.rawValue, 0)
         let thread = Thread { [self] in
-            nameCurrentThread("roost-websocket")
+            nameCurrentThread(shard.count > 1 ? "roost-websocket-\(shard.index)" : "roost-websocket")
             run()
             finished.signal()
         }
@@ -104,7 +109,7 @@ final class WebSocketHub: @unchecked Sendable {
     /// Takes an upgraded socket; returns its id (nil when the hub has stopped: the socket is told 1001 and closed).
     @discardableResult
     func adopt(_ connection: UpgradedConnection) -> UInt64? {
-        let id = nextId.add(1, ordering: .relaxed).oldValue
+        let id = nextId.add(1, ordering: .relaxed).oldValue * UInt64(shard.count) + UInt64(shard.index)
         guard post(.adopt(id, connection)) else {
             // The client has its 101 already and counts as connected: it hears "going away" as the others did.
             // One small frame into a fresh socket's empty buffer; a failed send changes nothing.
@@ -124,6 +129,12 @@ final class WebSocketHub: @unchecked Sendable {
     /// Sends a text message given as UTF-8 (JSON the server encoded: no String made and checked on the way).
     func send(utf8 text: [UInt8], to connection: UInt64) {
         post(.send(connection, WebSocketFrame.encode(.text, text)))
+    }
+
+    /// Sends each frame of `batch` to its connection (those gone are skipped), in order, as one command.
+    func send(_ batch: WebSocketFrameBatch) {
+        guard !batch.isEmpty else { return }
+        post(.sendBatch(batch))
     }
 
     /// Reports a message given to `receive` handled: its connection may be read further.
@@ -222,6 +233,14 @@ final class WebSocketHub: @unchecked Sendable {
                 }
             case .send(let id, let frame):
                 if let peer = peers[id], !peer.closesWhenFlushed { queue(frame, to: peer) }
+            case .sendBatch(let batch):
+                batch.bytes.withUnsafeBytes { bytes in
+                    var start = 0
+                    for (id, end) in batch.frames {
+                        defer { start = end }
+                        if let peer = peers[id], !peer.closesWhenFlushed { queue(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), to: peer) }
+                    }
+                }
             case .close(let id, let code, let reason):
                 if let peer = peers[id], !peer.closesWhenFlushed { closeGracefully(peer, code, reason) }
             case .handled(let id):
@@ -295,10 +314,24 @@ final class WebSocketHub: @unchecked Sendable {
     }
 
     private func queue(_ frame: [UInt8], to peer: Peer, force: Bool = false) {
+        frame.withUnsafeBytes { queue($0, to: peer, force: force) }
+    }
+
+    private func queue(_ frame: UnsafeRawBufferPointer, to peer: Peer, force: Bool = false) {
         guard force || peer.outbox.count - peer.sent + frame.count <= settings.maxQueuedBytes else {
             return release(peer)  // It reads too slowly to be sent what it subscribed to.
         }
-        peer.outbox.append(contentsOf: frame)
+        var taken = 0
+        if peer.sent == peer.outbox.count {
+            // Nothing waits: straight from the caller's bytes to the socket, and only what it does not take is copied.
+            let wrote = Glibc.send(peer.socket, frame.baseAddress, frame.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if wrote >= 0 {
+                taken = wrote
+            } else if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+                return release(peer)
+            }
+        }
+        if taken < frame.count { peer.outbox.append(contentsOf: frame[taken...]) }
         flush(peer)
     }
 

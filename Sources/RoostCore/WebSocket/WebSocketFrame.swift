@@ -38,19 +38,7 @@ public enum WebSocketFrame: Sendable {
     public static func encode(_ opcode: WebSocketOpcode, _ payload: some Collection<UInt8>, mask: [UInt8]? = nil) -> [UInt8] {
         var frame: [UInt8] = []
         frame.reserveCapacity(payload.count + 14)
-        frame.append(0x80 | opcode.rawValue)
-        let maskBit: UInt8 = mask == nil ? 0 : 0x80
-        switch payload.count {
-        case ..<126:
-            frame.append(maskBit | UInt8(payload.count))
-        case ..<65536:
-            frame.append(maskBit | 126)
-            frame.append(UInt8(payload.count >> 8))
-            frame.append(UInt8(payload.count & 0xFF))
-        default:
-            frame.append(maskBit | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((UInt64(payload.count) >> UInt64(shift)) & 0xFF)) }
-        }
+        appendHeader(opcode, payloadCount: payload.count, masked: mask != nil, to: &frame)
         guard let mask else {
             frame.append(contentsOf: payload)
             return frame
@@ -59,6 +47,24 @@ public enum WebSocketFrame: Sendable {
         frame.append(contentsOf: mask)
         for (index, byte) in payload.enumerated() { frame.append(byte ^ mask[index & 3]) }
         return frame
+    }
+
+    /// Appends the header of one final frame of `opcode` whose payload is `payloadCount` bytes (the length in the
+    /// fewest bytes that hold it, §5.2), without its masking key: the payload follows (unmasked, or its key then it).
+    public static func appendHeader(_ opcode: WebSocketOpcode, payloadCount: Int, masked: Bool = false, to frame: inout [UInt8]) {
+        frame.append(0x80 | opcode.rawValue)
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        switch payloadCount {
+        case ..<126:
+            frame.append(maskBit | UInt8(payloadCount))
+        case ..<65536:
+            frame.append(maskBit | 126)
+            frame.append(UInt8(payloadCount >> 8))
+            frame.append(UInt8(payloadCount & 0xFF))
+        default:
+            frame.append(maskBit | 127)
+            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((UInt64(payloadCount) >> UInt64(shift)) & 0xFF)) }
+        }
     }
 
     public static func text(_ text: String, mask: [UInt8]? = nil) -> [UInt8] { encode(.text, text.utf8, mask: mask) }

@@ -7,6 +7,7 @@ import RoostCore
 /// - `roost_geo_distance(lat1, lng1, lat2, lng2)`: great-circle distance in radians;
 /// - `roost_geo_in_polygon(lat, lng, '[[lat,lng],...]')`: 1 when the point is inside;
 /// - `roost_text_score(value, term, language, flags)`: a `$text` relevance, 0 for no match (flags: 1 case, 2 diacritics sensitive);
+/// - `roost_text_words(value, json_type)`: a field's words as its text index keeps them (`TextIndex.storedWords`);
 /// - `roost_path_values(data, 'a.b.c')`: the JSON array of the values a dot path reaches through arrays (`PathValues`).
 /// See https://sqlite.org/c3ref/create_function.html
 enum SQLFunctions {
@@ -19,6 +20,7 @@ enum SQLFunctions {
         sqlite3_create_function_v2(handle, "roost_path_values", 2, flags, nil, pathValues, nil, nil, nil)
         let matchers = Unmanaged.passRetained(TextMatcherCache()).toOpaque()
         sqlite3_create_function_v2(handle, "roost_text_score", 4, flags, matchers, textScore, nil, nil, releaseTextMatchers)
+        sqlite3_create_function_v2(handle, "roost_text_words", 2, flags, nil, textWords, nil, nil, nil)
     }
 
     /// The arguments after `value` of `roost_text_score`.
@@ -54,6 +56,15 @@ private let textScore: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoint
     let cache = Unmanaged<TextMatcherCache>.fromOpaque(cachePointer).takeUnretainedValue()
     let matcher = cache.matcher(term: term, language: text(arguments[2]), flags: sqlite3_value_int(arguments[3]))
     sqlite3_result_double(context, matcher.score(subject))
+}
+
+/// Called by the text indexes' triggers (`TextIndex`) on every write of an indexed field.
+private let textWords: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let value = text(arguments[0]) else {
+        sqlite3_result_null(context)
+        return
+    }
+    roost_sqlite3_result_text(context, TextIndex.storedWords(value, isArray: text(arguments[1]) == "array"), -1)
 }
 
 /// Compiled patterns of one connection (used by one thread at a time, like the connection).

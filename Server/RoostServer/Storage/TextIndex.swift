@@ -1,0 +1,178 @@
+import Foundation
+import RoostCore
+
+/// A full-text index on one field of a class (`$text`): an FTS5 table `c<id>_text_<field>` holding, for each
+/// row of the class table with that field, the field's words folded (case and diacritics) and unstemmed,
+/// under the same rowid. Triggers on the class table keep it in step inside the writing transaction, so
+/// every write path (creates, updates, deletes, batches, imports, a rolled-back batch) leaves it matching.
+///
+/// The index narrows, `TextMatcher` decides: a search becomes an FTS5 query that finds every row
+/// `TextMatcher` could match (and perhaps a few more), and the usual `roost_text_score(...) > 0` test and
+/// `$score` run on those rows only. So stemming, stop words, phrases, exclusions and the case and diacritic
+/// options keep today's meaning and scores exactly; the index only spares reading the other rows.
+///
+/// Created as Parse's MongoDB adapter does (`createTextIndexesIfNeeded`): on the first `$text` search of a
+/// field (then listed in `GET /schemas` as `<field>_text: {<field>: "text"}`), or when declared through
+/// `indexes` with `{"<field>": "text"}`; existing rows are indexed when it is created.
+enum TextIndex {
+    /// The value that marks a field of a declared index as a text index, as in MongoDB.
+    static let marker = "text"
+
+    /// The fields of `schema` that have a text index.
+    static func fields(of schema: ClassSchema) -> Set<String> {
+        guard schema.view == nil, case .object(let indexes)? = schema.indexes else { return [] }
+        var fields = Set<String>()
+        for definition in indexes.values {
+            for (field, kind) in definition.objectValue ?? [:] where kind.stringValue == marker { fields.insert(field) }
+        }
+        return fields
+    }
+
+    /// Whether a field of this type can have a text index (strings, or arrays of strings).
+    static func accepts(_ type: FieldType?) -> Bool { type == .string || type == .array }
+
+    /// The FTS5 table of `field`. Safe to splice: the table id is an integer, field names are validated identifiers.
+    static func table(_ schema: ClassSchema, _ field: String) -> String { "\"c\(schema.id)_text_\(field)\"" }
+
+    private static func trigger(_ schema: ClassSchema, _ field: String, _ event: String) -> String {
+        "\"c\(schema.id)_text_\(field)_\(event)\""
+    }
+
+    /// Creates the index of `field` (if missing) and indexes the rows already stored.
+    static func create(_ field: String, of schema: ClassSchema, in db: SQLiteConnection) throws {
+        let fts = table(schema, field), path = "'$.\(field)'"
+        let words = { (row: String) in "roost_text_words(json_extract(\(row).data, \(path)), json_type(\(row).data, \(path)))" }
+        let hasWords = { (row: String) in "json_type(\(row).data, \(path)) IN ('text', 'array')" }
+        let insert = "INSERT INTO \(fts) (rowid, words) SELECT new.rowid, \(words("new")) WHERE \(hasWords("new"));"
+        // detail=none: the index keeps which rows hold a word, not where (the query needs no more); columnsize=0: no
+        // per-row lengths (no bm25). Rowids are the class table's: updates keep them, and VACUUM (INTO, the backup)
+        // copies rowid tables as they are.
+        for statement in [
+            "CREATE VIRTUAL TABLE IF NOT EXISTS \(fts) USING fts5(words, tokenize = 'ascii', detail = 'none', columnsize = 0)",
+            """
+            CREATE TRIGGER IF NOT EXISTS \(trigger(schema, field, "insert")) AFTER INSERT ON \(schema.tableName)
+                WHEN \(hasWords("new")) BEGIN \(insert) END
+            """,
+            """
+            CREATE TRIGGER IF NOT EXISTS \(trigger(schema, field, "update")) AFTER UPDATE OF data ON \(schema.tableName)
+                WHEN json_extract(old.data, \(path)) IS NOT json_extract(new.data, \(path))
+                BEGIN DELETE FROM \(fts) WHERE rowid = old.rowid; \(insert) END
+            """,
+            """
+            CREATE TRIGGER IF NOT EXISTS \(trigger(schema, field, "delete")) AFTER DELETE ON \(schema.tableName)
+                WHEN \(hasWords("old")) BEGIN DELETE FROM \(fts) WHERE rowid = old.rowid; END
+            """,
+            "DELETE FROM \(fts)",
+            "INSERT INTO \(fts) (rowid, words) SELECT rowid, \(words(schema.tableName)) FROM \(schema.tableName) WHERE \(hasWords(schema.tableName))",
+        ] {
+            try db.execute(statement, cacheable: false)
+        }
+    }
+
+    static func drop(_ field: String, of schema: ClassSchema, in db: SQLiteConnection) throws {
+        for event in ["insert", "update", "delete"] { try db.execute("DROP TRIGGER IF EXISTS \(trigger(schema, field, event))", cacheable: false) }
+        try db.execute("DROP TABLE IF EXISTS \(table(schema, field))", cacheable: false)
+    }
+
+    /// Drops the text index of a field being deleted and the declared indexes naming it.
+    static func forget(_ field: String, of schema: ClassSchema, in db: SQLiteConnection) throws -> ClassSchema {
+        guard fields(of: schema).contains(field), case .object(var indexes)? = schema.indexes else { return schema }
+        try drop(field, of: schema, in: db)
+        indexes = indexes.filter { $0.value[field]?.stringValue != marker }
+        var updated = schema
+        updated.indexes = indexes.isEmpty ? nil : .object(indexes)
+        return updated
+    }
+
+    /// Parse's way (`createTextIndexesIfNeeded`): adds `<field>_text: {<field>: "text"}` to the schema's indexes
+    /// and creates it. Returns the schema unchanged when the field cannot have one or already has one.
+    static func declareAutomatically(_ field: String, in schema: ClassSchema, in db: SQLiteConnection) throws -> ClassSchema {
+        guard accepts(schema.fields[field]), !fields(of: schema).contains(field) else { return schema }
+        var indexes = schema.indexes?.objectValue ?? [:]
+        let name = "\(field)_text"
+        guard indexes[name] == nil else { return schema }
+        indexes[name] = [field: .string(marker)]
+        var updated = schema
+        updated.indexes = .object(indexes)
+        try create(field, of: updated, in: db)
+        try SchemaStore.save(updated, in: db)
+        return updated
+    }
+
+    /// The top-level fields `constraint` searches with `$text` that could have a text index but have none yet.
+    static func missing(for constraint: QueryConstraint, in schema: ClassSchema) -> Set<String> {
+        guard schema.view == nil else { return [] }
+        let indexed = fields(of: schema)
+        return searchedFields(constraint).filter { !indexed.contains($0) && accepts(schema.fields[$0]) }
+    }
+
+    private static func searchedFields(_ constraint: QueryConstraint) -> Set<String> {
+        switch constraint {
+        case .and(let parts), .or(let parts), .nor(let parts): return parts.reduce(into: []) { $0.formUnion(searchedFields($1)) }
+        case .field(let key, .matchesText) where !key.contains("."): return [key]
+        default: return []
+        }
+    }
+
+    /// The test that narrows a `$text` search on `key` to the rows its index finds, or nil when there is no
+    /// index or the search cannot be narrowed (then every row is tested, as without an index).
+    static func narrowing(_ key: String, _ search: TextSearch, in schema: ClassSchema) -> SQLFragment? {
+        guard !key.contains("."), fields(of: schema).contains(key) else { return nil }
+        switch query(for: TextMatcher(search), english: TextMatcher.isEnglish(search)) {
+        case .nothing: return SQLFragment(sql: "0", arguments: [])
+        case .unnarrowed: return nil
+        case .match(let expression):
+            let fts = table(schema, key)
+            return SQLFragment(sql: "\(schema.tableName).rowid IN (SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?)",
+                               arguments: [.text(expression)])
+        }
+    }
+
+    enum Query: Equatable {
+        /// No row can match (e.g. only stop words).
+        case nothing
+        /// The index cannot narrow this search; every row is tested.
+        case unnarrowed
+        /// An FTS5 query (every word quoted: nothing of the client's text is read as FTS5 syntax).
+        case match(String)
+    }
+
+    /// Most words an FTS5 query names (an OR of more would be read from the index as slowly as the rows).
+    static let maximumWords = 64
+
+    /// The FTS5 query that finds every row `matcher` can score above 0: all the words of its phrases (when it
+    /// has any; their order is left to the matcher), else any of its words.
+    ///
+    /// Each word is looked up in the forms it may have in the index. An English word is stemmed by dropping
+    /// `s` or `es` (`TextMatcher.singular`), so the stem `bagel` may be indexed as `bagel`, `bagels` or
+    /// `bageles`; other languages match words as they are.
+    static func query(for matcher: TextMatcher, english: Bool) -> Query {
+        let required = Array(Set(matcher.phrases.joined())).sorted()
+        let words = required.isEmpty ? matcher.wanted.sorted() : Array(required.prefix(maximumWords))  // Fewer required words still narrow.
+        if words.isEmpty { return .nothing }
+        if words.count > maximumWords { return .unnarrowed }
+        var groups: [String] = []
+        for word in words {
+            let forms = indexWords(word)
+            guard forms.count == 1, let stem = forms.first else { return .unnarrowed }
+            let variants = english ? [stem, stem + "s", stem + "es"] : [stem]
+            groups.append("(" + variants.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " OR ") + ")")
+        }
+        return .match(groups.joined(separator: required.isEmpty ? " OR " : " AND "))
+    }
+
+    /// The words of `text` as the index keeps them: `TextMatcher`'s words folded for case and diacritics, stop
+    /// words kept and nothing stemmed (the index serves every language and option), in canonical composition (so
+    /// equal words are equal bytes). Each is letters and digits only: the `ascii` tokenizer, which splits on
+    /// ASCII punctuation and spaces alone, keeps every one whole.
+    static func indexWords(_ text: String) -> [String] {
+        TextMatcher.tokens(text, TextSearch(term: "", language: "none")).map(\.precomposedStringWithCanonicalMapping)
+    }
+
+    /// What `roost_text_words` stores for a field's value: its words separated by spaces, an array's string elements together.
+    static func storedWords(_ value: String, isArray: Bool) -> String {
+        guard isArray else { return indexWords(value).joined(separator: " ") }
+        guard case .array(let elements)? = try? JSONParser.parse(value) else { return "" }
+        return elements.compactMap(\.stringValue).flatMap(indexWords).joined(separator: " ")
+    }
+}

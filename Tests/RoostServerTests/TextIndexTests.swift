@@ -116,6 +116,13 @@ import Testing
         // Without the index the search still answers (and creates it again).
         #expect(try await search(server, "Post", "body", "llama", extra: ["count": 1, "limit": 0]).json["count"] == 30)
         #expect(try indexed(server, "Post", "body") == 30)
+
+        // The name Parse would give is taken by an ordered index: the text index gets another.
+        #expect(try await server.request("PUT", "/schemas/Post", json: ["indexes": ["name_text": ["name": 1]]], master: true).status == 200)
+        #expect(names(try await search(server, "Post", "name", "p7")) == ["p7"])
+        let indexes = try await server.request("GET", "/schemas/Post", master: true).json["indexes"]
+        #expect(indexes?["name_text"] == ["name": 1] && indexes?["name_text_1"] == ["name": "text"], "\(indexes ?? .null)")
+        #expect(try indexed(server, "Post", "name") == 30)
     }
 
     @Test func aRolledBackBatchLeavesNoTrace() async throws {
@@ -157,6 +164,7 @@ import Testing
             "the best sauce", "Sweet Daddy Sauce", "saucepan", "caresses and caress", "the bus status", "buses", "glasses",
             "naïve résumé", "NAIVE resume", "Straße", "İstanbul", "istanbul", "数据库 搜索", "x1 y2 z3", "don't stop",
             "Ça va", "les pâtes", "über alles", "ties", "tie", "abcśs", "abcś", "\u{0065}\u{0301}t\u{0065}\u{0301}", "été",
+            "snake_case e-mail@Host.org 3.14 [tab]\tEND", "Naïve_SNAKE",
         ]
         let server = try TestServer()
         _ = try await server.createAll("Text", texts.enumerated().map { ["name": .string("t\($0.offset)"), "body": .string($0.element)] })
@@ -164,7 +172,8 @@ import Testing
             "bagel", "Bagels", "ponies", "pony", "cafe", "Café", "the", "sauce", "\"sweet daddy\"", "\"daddy sweet\"",
             "daddy -sauce", "caress", "caresses", "bus", "status", "buse", "glass", "naive", "résumé", "straße", "istanbul",
             "İstanbul", "数据库", "x1", "don", "ça", "pâte", "uber", "tie", "ties", "abcś", "abcśs", "abcss", "été", "ete",
-            "-bagel", "\"the\"", "sauce \"sweet daddy\"", "\"unclosed bagel", "DADDY",
+            "-bagel", "\"the\"", "sauce \"sweet daddy\"", "\"unclosed bagel", "DADDY", "snake", "case", "mail", "host", "14", "3",
+            "end", "tab", "\"snake case\"", "snake_case",
         ]
         let optionSets: [[String: JSON]] = [
             [:], ["$caseSensitive": true], ["$diacriticSensitive": true], ["$language": "none"],

@@ -60,11 +60,22 @@ private let textScore: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoint
 
 /// Called by the text indexes' triggers (`TextIndex`) on every write of an indexed field.
 private let textWords: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
-    guard let arguments, let value = text(arguments[0]) else {
+    guard let arguments, let argument = arguments[0], sqlite3_value_type(argument) == SQLITE_TEXT, let bytes = sqlite3_value_text(argument) else {
         sqlite3_result_null(context)
         return
     }
-    roost_sqlite3_result_text(context, TextIndex.storedWords(value, isArray: text(arguments[1]) == "array"), -1)
+    // ASCII text (most) as it is: the `ascii` tokenizer finds in it the words `TextIndex.indexWords` would give
+    // (runs of letters and digits, lowercased), without a round trip through Swift strings.
+    let isArray = text(arguments[1]) == "array"
+    if !isArray, UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(argument))).allSatisfy({ $0 < 0x80 }) {
+        sqlite3_result_value(context, argument)
+        return
+    }
+    guard let value = text(argument) else {
+        sqlite3_result_null(context)
+        return
+    }
+    roost_sqlite3_result_text(context, TextIndex.storedWords(value, isArray: isArray), -1)
 }
 
 /// Compiled patterns of one connection (used by one thread at a time, like the connection).

@@ -89,8 +89,13 @@ enum TextIndex {
     static func declareAutomatically(_ field: String, in schema: ClassSchema, in db: SQLiteConnection) throws -> ClassSchema {
         guard accepts(schema.fields[field]), !fields(of: schema).contains(field) else { return schema }
         var indexes = schema.indexes?.objectValue ?? [:]
-        let name = "\(field)_text"
-        guard indexes[name] == nil else { return schema }
+        var name = "\(field)_text"
+        // A name already taken by an index of the client's: another one (not creating it would retry on every search).
+        var suffix = 0
+        while indexes[name] != nil {
+            suffix += 1
+            name = "\(field)_text_\(suffix)"
+        }
         indexes[name] = [field: .string(marker)]
         var updated = schema
         updated.indexes = .object(indexes)
@@ -171,7 +176,11 @@ enum TextIndex {
 
     /// What `roost_text_words` stores for a field's value: its words separated by spaces, an array's string elements together.
     static func storedWords(_ value: String, isArray: Bool) -> String {
-        guard isArray else { return indexWords(value).joined(separator: " ") }
+        guard isArray else {
+            // ASCII text as it is: the tokenizer finds the same words in it (`roost_text_words` skips the copy).
+            if value.utf8.allSatisfy({ $0 < 0x80 }) { return value }
+            return indexWords(value).joined(separator: " ")
+        }
         guard case .array(let elements)? = try? JSONParser.parse(value) else { return "" }
         return elements.compactMap(\.stringValue).flatMap(indexWords).joined(separator: " ")
     }

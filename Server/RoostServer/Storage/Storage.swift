@@ -69,6 +69,7 @@ public final class Storage: Sendable {
         let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 134217728;"
         let writerConnection = try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas)
         writerConnection.restartWAL(atFrames: Int32(clamping: Checkpointer.restartFrames(catchUpFrames: walCatchUpFrames)))
+        try writerConnection.inTransaction(immediate: true) { try TextIndex.flushAll(in: writerConnection) }
         writer = WriteQueue(connection: writerConnection)
         readers = ReaderPool(path: path)
         checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames, idleDelay: walIdleDelay)
@@ -87,6 +88,8 @@ public final class Storage: Sendable {
                 guard let value = String.fromDatabaseValue(values[0]) else { return nil }
                 return TextIndex.storedWords(value, isArray: String.fromDatabaseValue(values[1]) == "array")
             })
+            // What it stages stays staged (queries read it) until the server's writer flushes it at start.
+            db.add(function: DatabaseFunction("roost_text_stage", argumentCount: 1) { _ in nil })
         }
         return configuration
     }

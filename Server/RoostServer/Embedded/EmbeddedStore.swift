@@ -48,6 +48,15 @@ public final class EmbeddedStore {
         }
     }
 
+    /// Declares a text index on a String or Array field, as `indexes: {"name": {"field": "text"}}` does (see `TextIndex`).
+    public func declareTextIndex(className: String, field: String) throws {
+        try storage.write { db in
+            guard let schema = try SchemaStore.load(className, in: db) else { throw SchemaRoutes.classMissing(className) }
+            let request = JSON.object(["\(field)_text": [field: .string(TextIndex.marker)]])
+            try SchemaStore.save(try IndexStore.apply(request, to: schema, in: db), in: db)
+        }
+    }
+
     /// Runs a query given as Parse parameters (`where`, `order`, `limit`, `skip`, `keys`, `count`...),
     /// and answers as `GET /classes/<Class>` would.
     public func find(className: String, parameters: [String: JSON]) throws -> JSON {

@@ -77,6 +77,23 @@ enum ClassRoutes {
     }
 
     private static func find(_ className: String, options: QueryOptions, context: RequestContext) throws -> APIResponse {
+        do {
+            return try find(className, options: options, context: context, createsTextIndexes: true)
+        } catch let missing as MissingTextIndexes {
+            // As Parse's MongoDB adapter: the first `$text` search of a field creates its text index (`TextIndex`).
+            try context.write { db in
+                guard var schema = try SchemaStore.load(className, in: db) else { return }
+                for field in missing.fields.sorted() { schema = try TextIndex.declareAutomatically(field, in: schema, in: db) }
+            }
+            return try find(className, options: options, context: context, createsTextIndexes: false)
+        }
+    }
+
+    /// Thrown out of the read when a permitted query searches fields with `$text` that have no text index yet.
+    private struct MissingTextIndexes: Error { let fields: Set<String> }
+
+    private static func find(_ className: String, options: QueryOptions, context: RequestContext,
+                             createsTextIndexes: Bool) throws -> APIResponse {
         var options = options
         if options.explain { try QueryExplanation.checkAllowed(context: context) }
         let access = QueryAccess(context: context)
@@ -90,6 +107,10 @@ enum ClassRoutes {
                 return APIResponse(body: .object(body))
             }
             try restrict(&options, access, in: schema)
+            if createsTextIndexes {
+                let missing = TextIndex.missing(for: .and([options.find.constraint, options.countConstraint ?? .all]), in: schema)
+                if !missing.isEmpty { throw MissingTextIndexes(fields: missing) }
+            }
             if options.explain { return try QueryExplanation.answer(options.find, in: schema, db: db) }
             context.storage.autoIndexes.note(options.find, on: schema, storage: context.storage)
             let protected = ClassPermissions.protectedFields(schema, context: context)

@@ -108,6 +108,7 @@ enum SchemaRoutes {
                     guard schema.fields.removeValue(forKey: name) != nil else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
                     }
+                    schema = try TextIndex.forget(name, of: schema, in: db)  // Before the rows change: nothing left to keep in step.
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
                     try IndexStore.dropAutomatic(name, from: &schema, db: db)
                     try db.changeRecorder?.markGap(in: className, in: db)  // Objects changed without events.

@@ -6,7 +6,8 @@ import RoostCore
 /// Policy: `objectId` is the primary key; every Pointer field gets an index automatically when it
 /// is first recorded (pointer equality, `$inQuery`, `include`); other fields get one when declared
 /// through `indexes` in `POST/PUT /schemas/<Class>`, as in Parse, or made by `AutoIndexes` for the fields
-/// queries keep filtering or sorting on (`IndexStore+Automatic`).
+/// queries keep filtering or sorting on (`IndexStore+Automatic`); `{"field": "text"}` declares a text index
+/// (`TextIndex`), which a first `$text` search of the field also creates.
 enum IndexStore {
     /// The expression an index on `field` covers: the column for built-in keys, else the JSON path
     /// (a Pointer's objectId, a Date's ISO text).
@@ -44,14 +45,32 @@ enum IndexStore {
             guard Names.isValidIdentifier(name) else { throw ParseError(.invalidQuery, "Invalid index name: \(name)") }
             let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_i_\(name)\""
             if definition["__op"]?.stringValue == "Delete" {
-                guard declared.removeValue(forKey: name) != nil else {
+                guard let removed = declared.removeValue(forKey: name) else {
                     throw ParseError(.invalidQuery, "Index \(name) does not exist, cannot delete.")
                 }
                 try db.execute("DROP INDEX IF EXISTS \(sqlName)", cacheable: false)
+                for (field, kind) in removed.objectValue ?? [:] where kind.stringValue == TextIndex.marker {
+                    guard !declared.values.contains(where: { $0[field]?.stringValue == TextIndex.marker }) else { continue }
+                    try TextIndex.drop(field, of: schema, in: db)
+                }
                 continue
             }
             guard declared[name] == nil else { throw ParseError(.invalidQuery, "Index \(name) exists, cannot update.") }
             guard case .object(let fields) = definition, !fields.isEmpty else { throw ParseError(.invalidQuery, "Index \(name) needs fields") }
+            if fields.values.contains(where: { $0.stringValue == TextIndex.marker }) {
+                // A text index (MongoDB's `{"field": "text"}`): one FTS5 table per field (see `TextIndex`).
+                for (field, kind) in fields.sorted(by: { $0.key < $1.key }) {
+                    guard kind.stringValue == TextIndex.marker else {
+                        throw ParseError(.invalidQuery, "Index \(name) mixes text and ordered fields")
+                    }
+                    guard TextIndex.accepts(schema.fields[field]) else {
+                        throw ParseError(.invalidQuery, "Field \(field) is not a String or Array, cannot add text index.")
+                    }
+                    try TextIndex.create(field, of: schema, in: db)
+                }
+                declared[name] = definition
+                continue
+            }
             var terms: [String] = []
             for (field, direction) in fields.sorted(by: { $0.key < $1.key }) {
                 guard let expression = expression(for: field, in: schema) else {

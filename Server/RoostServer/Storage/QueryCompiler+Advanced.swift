@@ -34,13 +34,18 @@ extension QueryCompiler {
                 key, scalar: SQLFragment(sql: "json_type(data, '\(jsonPath(key))') = 'text' AND \(scalar.sql)", arguments: scalar.arguments),
                 element: SQLFragment(sql: "element.type = 'text' AND roost_regexp(element.value, ?, ?)", arguments: scalar.arguments))
         case .matchesText(let search):
+            let test: SQLFragment
             if isArrayField(key) {  // Any string element matches, as a MongoDB text index on an array.
-                return SQLFragment(
+                test = SQLFragment(
                     sql: "EXISTS (SELECT 1 FROM json_each(data, '\(jsonPath(key))') AS element WHERE element.type = 'text' AND roost_text_score(element.value, ?, ?, ?) > 0)",
                     arguments: SQLFunctions.textScoreArguments(search))
+            } else {
+                let score = textScore(key, search)
+                test = SQLFragment(sql: score.sql + " > 0", arguments: score.arguments)
             }
-            let score = textScore(key, search)
-            return SQLFragment(sql: score.sql + " > 0", arguments: score.arguments)
+            // With a text index, only the rows it finds are tested (see `TextIndex`).
+            guard let narrowing = TextIndex.narrowing(key, search, in: schema) else { return test }
+            return SQLFragment(sql: "\(narrowing.sql) AND \(test.sql)", arguments: narrowing.arguments + test.arguments)
         case .matchesKeyInQuery(let subKey, let subquery):
             return try selectKey(key, subKey, subquery, negated: false)
         case .doesNotMatchKeyInQuery(let subKey, let subquery):

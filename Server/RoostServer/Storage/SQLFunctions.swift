@@ -7,11 +7,13 @@ import RoostCore
 /// - `roost_geo_distance(lat1, lng1, lat2, lng2)`: great-circle distance in radians;
 /// - `roost_geo_in_polygon(lat, lng, '[[lat,lng],...]')`: 1 when the point is inside;
 /// - `roost_text_score(value, term, language, flags)`: a `$text` relevance, 0 for no match (flags: 1 case, 2 diacritics sensitive);
+/// - `roost_text_words(value, json_type)`: a field's words as its text index keeps them (`TextIndex.storedWords`);
+/// - `roost_text_stage(index)`: notes that the current transaction staged words for a text index (`TextIndex.flush`);
 /// - `roost_path_values(data, 'a.b.c')`: the JSON array of the values a dot path reaches through arrays (`PathValues`);
 /// - `roost_number(data, 'key')`: `json_extract(data, '$.key')` for a Number field, without parsing the object (`TopLevelNumber`).
 /// See https://sqlite.org/c3ref/create_function.html
 enum SQLFunctions {
-    static func register(on handle: OpaquePointer, budget: QueryBudget) {
+    static func register(on handle: OpaquePointer, budget: QueryBudget, stagedTextIndexes: StagedTextIndexes) {
         let cache = Unmanaged.passRetained(RegexCache(budget: budget)).toOpaque()
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
         sqlite3_create_function_v2(handle, "roost_regexp", 3, flags, cache, regexp, nil, nil, releaseCache)
@@ -21,6 +23,10 @@ enum SQLFunctions {
         sqlite3_create_function_v2(handle, "roost_number", 2, flags | SQLITE_INNOCUOUS, nil, topLevelNumber, nil, nil, nil)
         let matchers = Unmanaged.passRetained(TextMatcherCache()).toOpaque()
         sqlite3_create_function_v2(handle, "roost_text_score", 4, flags, matchers, textScore, nil, nil, releaseTextMatchers)
+        sqlite3_create_function_v2(handle, "roost_text_words", 2, flags, nil, textWords, nil, nil, nil)
+        // Not deterministic: it notes the index on the connection. The connection outlives its handle: unretained.
+        sqlite3_create_function_v2(handle, "roost_text_stage", 1, SQLITE_UTF8, Unmanaged.passUnretained(stagedTextIndexes).toOpaque(),
+                                   textStage, nil, nil, nil)
     }
 
     /// The arguments after `value` of `roost_text_score`.
@@ -56,6 +62,33 @@ private let textScore: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoint
     let cache = Unmanaged<TextMatcherCache>.fromOpaque(cachePointer).takeUnretainedValue()
     let matcher = cache.matcher(term: term, language: text(arguments[2]), flags: sqlite3_value_int(arguments[3]))
     sqlite3_result_double(context, matcher.score(subject))
+}
+
+/// Called by the text indexes' triggers (`TextIndex`) on every write of an indexed field.
+private let textWords: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let arguments, let argument = arguments[0], sqlite3_value_type(argument) == SQLITE_TEXT, let bytes = sqlite3_value_text(argument) else {
+        sqlite3_result_null(context)
+        return
+    }
+    // ASCII text (most) as it is: the `ascii` tokenizer finds in it the words `TextIndex.indexWords` would give
+    // (runs of letters and digits, lowercased), without a round trip through Swift strings.
+    let isArray = text(arguments[1]) == "array"
+    if !isArray, UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(argument))).allSatisfy({ $0 < 0x80 }) {
+        sqlite3_result_value(context, argument)
+        return
+    }
+    guard let value = text(argument) else {
+        sqlite3_result_null(context)
+        return
+    }
+    roost_sqlite3_result_text(context, TextIndex.storedWords(value, isArray: isArray), -1)
+}
+
+private let textStage: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    if let arguments, let pointer = sqlite3_user_data(context), let base = text(arguments[0]) {
+        Unmanaged<StagedTextIndexes>.fromOpaque(pointer).takeUnretainedValue().note(base)
+    }
+    sqlite3_result_null(context)
 }
 
 /// Compiled patterns of one connection (used by one thread at a time, like the connection).

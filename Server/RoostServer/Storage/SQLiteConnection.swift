@@ -48,6 +48,8 @@ final class SQLiteConnection {
     let isReadOnly: Bool
     /// How long statements may run (read connections are timed; see `Storage.read`).
     let budget = QueryBudget()
+    /// Text indexes with words staged in the current transaction: moved into FTS5 before it commits (`TextIndex`).
+    let stagedTextIndexes = StagedTextIndexes()
 
     /// Called by every write to `_schema`: the writer's cache starts over, the readers' after the commit.
     func schemaChanged() {
@@ -71,7 +73,7 @@ final class SQLiteConnection {
         handle = connection
         isReadOnly = readOnly
         sqlite3_extended_result_codes(handle, 1)
-        SQLFunctions.register(on: handle, budget: budget)
+        SQLFunctions.register(on: handle, budget: budget, stagedTextIndexes: stagedTextIndexes)
         if readOnly { budget.install(on: handle) }
         sqlite3_busy_timeout(handle, 10_000)
         // Readers keep a smaller page cache: there is one per HTTP worker thread.
@@ -120,11 +122,14 @@ final class SQLiteConnection {
         rollbackProofWrites = []
         do {
             let result = try body()
+            let staged = stagedTextIndexes.take()
+            if !staged.isEmpty { try TextIndex.flush(staged, in: self) }
             try execute("COMMIT")
             rollbackProofWrites = []
             return result
         } catch {
             try? execute("ROLLBACK")
+            _ = stagedTextIndexes.take()
             schemaCache.removeAll()
             objectChanges.removeAll()
             let kept = rollbackProofWrites

@@ -63,6 +63,7 @@ enum SchemaStore {
     static func drop(_ schema: ClassSchema, in db: SQLiteConnection) throws {
         db.schemaChanged()
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
+        for field in TextIndex.fields(of: schema) { try TextIndex.drop(field, of: schema, in: db) }
         try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
         try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])
     }

@@ -61,9 +61,7 @@ public final class Storage: Sendable {
          walIdleDelay: DispatchTimeInterval = Checkpointer.defaultIdleDelay) throws {
         queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
         _ = Storage.configureSQLite
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        let pool = try DatabasePool(path: path, configuration: configuration)  // Also switches the file to WAL.
+        let pool = try DatabasePool(path: path, configuration: Storage.migrationConfiguration)  // Also switches the file to WAL.
         try Storage.migrator.migrate(pool)
         try pool.close()
         // The Checkpointer checkpoints. The WAL restarts at ~64 MB under load (see `Checkpointer`). The backstop,
@@ -73,6 +71,7 @@ public final class Storage: Sendable {
         let writerPragmas = Storage.pragmas + "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 134217728;"
         let writerConnection = try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas)
         writerConnection.restartWAL(atFrames: Int32(clamping: Checkpointer.restartFrames(catchUpFrames: walCatchUpFrames)))
+        try writerConnection.inTransaction(immediate: true) { try TextIndex.flushAll(in: writerConnection) }
         writer = WriteQueue(connection: writerConnection)
         readers = ReaderPool(path: path)
         checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames, idleDelay: walIdleDelay)
@@ -80,6 +79,22 @@ public final class Storage: Sendable {
 
     /// Process-wide SQLite settings, applied once before the first connection opens.
     private static let configureSQLite: Void = { _ = roost_sqlite3_disable_memory_statistics() }()
+
+    /// GRDB's connection for the migrations. It knows `roost_text_words`: a migration rewriting objects' `data`
+    /// fires the text indexes' triggers (`TextIndex`).
+    static var migrationConfiguration: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            db.add(function: DatabaseFunction("roost_text_words", argumentCount: 2, pure: true) { values in
+                guard let value = String.fromDatabaseValue(values[0]) else { return nil }
+                return TextIndex.storedWords(value, isArray: String.fromDatabaseValue(values[1]) == "array")
+            })
+            // What it stages stays staged (queries read it) until the server's writer flushes it at start.
+            db.add(function: DatabaseFunction("roost_text_stage", argumentCount: 1) { _ in nil })
+        }
+        return configuration
+    }
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

@@ -9,10 +9,11 @@ import RoostCore
 /// search has no phrase — at least one of the plain words.
 struct TextMatcher {
     private let search: TextSearch
-    private let phrases: [[String]]
+    /// The quoted phrases' words (`TextIndex` narrows on them too).
+    let phrases: [[String]]
     private let excluded: Set<String>
     /// The plain words and the phrases' words: the ones a match is scored on.
-    private let wanted: Set<String>
+    let wanted: Set<String>
 
     init(_ search: TextSearch) {
         self.search = search
@@ -72,7 +73,7 @@ struct TextMatcher {
     static func tokens(_ text: String, _ search: TextSearch) -> [String] {
         var folded = search.diacriticSensitive ? text : text.folding(options: .diacriticInsensitive, locale: nil)
         if !search.caseSensitive { folded = folded.lowercased() }
-        let english = search.language.map { ["english", "en"].contains($0.lowercased()) } ?? true
+        let english = isEnglish(search)
         return folded.split { !($0.isLetter || $0.isNumber) }.compactMap { word in
             let word = String(word)
             guard english else { return word }
@@ -80,6 +81,11 @@ struct TextMatcher {
             if stopWords.contains(lower) { return nil }
             return singular(word, lower: lower)
         }
+    }
+
+    /// English (the default) drops stop words and plural endings; other languages match words as they are.
+    static func isEnglish(_ search: TextSearch) -> Bool {
+        search.language.map { ["english", "en"].contains($0.lowercased()) } ?? true
     }
 
     /// Porter's first step: plural endings (`ponies` → `poni`, `caresses` → `caress`, `bagels` → `bagel`).

@@ -13,9 +13,7 @@ enum TransferDatabase {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw TransferError("no database at \(path): is --data-dir (ROOST_DATA_DIR) the server's data directory?")
         }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        let pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try DatabasePool(path: path, configuration: Storage.migrationConfiguration)
         try Storage.migrator.migrate(pool)
         try pool.close()
         return try SQLiteConnection(path: path, readOnly: readOnly, pragmas: Storage.pragmas)

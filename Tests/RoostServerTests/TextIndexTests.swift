@@ -98,6 +98,21 @@ import Testing
         #expect(left.first?.first?.integer == 0)
     }
 
+    /// A class over the automatic-index bound (30 objects here, 200,000 by default) gets no text index from a
+    /// search: indexing every object would hold writes. Its searches scan and answer the same; a declared index is made.
+    @Test func aLargeClassGetsNoTextIndexFromASearch() async throws {
+        let server = try TestServer(environment: ["ROOST_TEST_AUTO_INDEX_MAX_OBJECTS": "30"])
+        _ = try await server.createAll("Note", (0..<31).map { ["name": .string("n\($0)"), "body": .string($0 == 7 ? "fresh bagels" : "plain toast")] })
+        for _ in 0..<2 { #expect(names(try await search(server, "Note", "body", "bagel")) == ["n7"]) }
+        #expect(try indexTable(server, "Note", "body") == nil)
+        #expect(try await server.request("GET", "/schemas/Note", master: true).json["indexes"]?["body_text"] == nil)
+        #expect(server.log().components(separatedBy: "no automatic text index on Note.body").count == 2)  // Logged once.
+        let declared = try await server.request("PUT", "/schemas/Note", json: ["indexes": ["body_text": ["body": "text"]]], master: true)
+        #expect(declared.status == 200, "\(declared.text)")
+        #expect(try indexed(server, "Note", "body") == 31)
+        #expect(names(try await search(server, "Note", "body", "bagel")) == ["n7"])
+    }
+
     @Test func aDeclaredIndexCoversTheRowsBeforeIt() async throws {
         let server = try TestServer()
         _ = try await server.createAll("Post", (0..<30).map { ["name": .string("p\($0)"), "body": .string("post number \($0) about llamas")] })

@@ -80,10 +80,15 @@ enum ClassRoutes {
         do {
             return try find(className, options: options, context: context, createsTextIndexes: true)
         } catch let missing as MissingTextIndexes {
-            // As Parse's MongoDB adapter: the first `$text` search of a field creates its text index (`TextIndex`).
+            // As Parse's MongoDB adapter: the first `$text` search of a field creates its text index (`TextIndex`),
+            // in a class small enough to index without holding writes long (`AutoIndexSettings.maxObjects`).
             try context.write { db in
                 guard var schema = try SchemaStore.load(className, in: db) else { return }
-                for field in missing.fields.sorted() { schema = try TextIndex.declareAutomatically(field, in: schema, in: db) }
+                let objects = try ReadPermission.count(table: schema.tableName, where: SQLFragment(sql: "1", arguments: []),
+                                                       readableBy: nil, in: db)
+                for field in missing.fields.sorted() where context.storage.autoIndexes.allowsTextIndex(field, of: schema, objects: objects) {
+                    schema = try TextIndex.declareAutomatically(field, in: schema, in: db)
+                }
             }
             return try find(className, options: options, context: context, createsTextIndexes: false)
         }
@@ -109,6 +114,7 @@ enum ClassRoutes {
             try restrict(&options, access, in: schema)
             if createsTextIndexes {
                 let missing = TextIndex.missing(for: .and([options.find.constraint, options.countConstraint ?? .all]), in: schema)
+                    .filter { !context.storage.autoIndexes.textIndexRefused($0, of: schema) }
                 if !missing.isEmpty { throw MissingTextIndexes(fields: missing) }
             }
             if options.explain { return try QueryExplanation.answer(options.find, in: schema, db: db) }

@@ -46,6 +46,9 @@ final class AutoIndexes: Sendable {
         var settings = AutoIndexSettings.off
         var logger: Logger?
         var usage: [Key: Usage] = [:]
+        /// Fields a first `$text` search found in a class over `maxObjects`: no text index is made for them (it
+        /// would hold writes while every object is indexed); their searches scan, as before text indexes.
+        var textIndexTooLarge: Set<Key> = []
     }
 
     private let enabled = Atomic<Bool>(false)
@@ -62,6 +65,28 @@ final class AutoIndexes: Sendable {
     }
 
     var settings: AutoIndexSettings { state.withLock { $0.settings } }
+
+    /// Whether a `$text` search of `field` goes without the text index its first search would create: the class
+    /// was found too large for one (`refuseTextIndex`). Declaring one (`{"field": "text"}`) still makes it.
+    func textIndexRefused(_ field: String, of schema: ClassSchema) -> Bool {
+        state.withLock { $0.textIndexTooLarge.contains(Key(classID: schema.id, field: field)) }
+    }
+
+    /// Whether a class of `objects` objects may get a text index on its first `$text` search; when not, notes it
+    /// (later searches scan without asking again) and logs how to declare one.
+    func allowsTextIndex(_ field: String, of schema: ClassSchema, objects: Int) -> Bool {
+        let (settings, logger) = state.withLock { ($0.settings, $0.logger) }
+        guard objects > settings.maxObjects else { return true }
+        let first = state.withLock { $0.textIndexTooLarge.insert(Key(classID: schema.id, field: field)).inserted }
+        if first {
+            logger?.notice("""
+                no automatic text index on \(schema.className).\(field): \(objects) objects, more than \(settings.maxObjects) \
+                (indexing them holds writes); $text searches scan. Declare one with PUT /schemas/\(schema.className) \
+                {"indexes": {"\(field)_text": {"\(field)": "text"}}}
+                """)
+        }
+        return false
+    }
 
     /// Notes a find's (or count's) fields; queues the index build of a field whose queries recurred.
     func note(_ query: FindQuery, on schema: ClassSchema, storage: Storage) {

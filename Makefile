@@ -19,7 +19,7 @@ serve: release
 # (aiosmtpd, installed from PyPI into .build/smtp-venv) and fill in the password reset form in headless Chromium.
 # Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
-TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests
+TIMED_SUITES = HostileConnectionTests|ParseLiveQuerySpecTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests
 
 test:
 	@./scripts/install-deps.sh curl python3-websockets python3-venv chromium nginx openssl

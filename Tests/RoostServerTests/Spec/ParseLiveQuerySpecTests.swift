@@ -72,6 +72,21 @@ import Testing
         #expect(answer == ["op": "error", "code": 209, "error": "Invalid session token", "reconnect": false, "requestId": 1])
     }
 
+    // spec: ParseLiveQuery.spec.js: handle invalid websocket payload length
+    @Test func aBrokenFrameClosesTheSocketAndAReconnectedClientGetsEvents() async throws {
+        let server = try TestServer()
+        let id = try await server.create("TestObject", [:])
+        let query: JSON = ["className": "TestObject", "where": ["objectId": .string(id)]]
+        let broken = try await subscribed(server, query)
+        // A masked ping whose length says 126 bytes: control frames carry at most 125 (RFC 6455 §5.5).
+        try broken.connection.send(bytes: [0x89, 0xfe])
+        #expect(try await broken.closeCode() == 1002)
+        let socket = try await subscribed(server, query)
+        try await server.update("TestObject", id, ["foo": "bar"])
+        let event = try await socket.next()
+        #expect(event?["op"] == "update" && event?["object"]?["foo"] == "bar")
+    }
+
     // spec: ParseLiveQuery.spec.js: should execute live query update on email validation
     @Test func verifyingTheEmailSendsAnUpdate() async throws {
         let accounts = try AccountServer(["--verify-user-emails"])

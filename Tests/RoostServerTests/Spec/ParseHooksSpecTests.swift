@@ -119,6 +119,16 @@ import Testing
         #expect(receiver.requests.last?.headers["x-parse-webhook-key"] == "hook")
     }
 
+    // spec: ParseHooks.spec.js: should run the function on the test server (error handling)
+    @Test func aWebhooksErrorObjectIsTheFunctionsError() async throws {
+        let server = try keyed()
+        let receiver = try WebhookReceiver(reply: #"{"error":{"code":1337,"error":"hacking that one!"}}"#)
+        _ = try await hooks(server, "POST", "/functions", ["functionName": "SOME_TEST_FUNCTION", "url": .string(receiver.url)])
+        let called = try await server.request("POST", "/functions/SOME_TEST_FUNCTION", json: [:])
+        #expect(called.status == 400)
+        #expect(called.json == ["code": 141, "error": ["code": 1337, "error": "hacking that one!"]], "\(called.text)")
+    }
+
     // spec: ParseHooks.spec.js: should not pass X-Parse-Webhook-Key if not provided
     @Test func withoutAWebhookKeyNoneIsSent() async throws {
         let server = try TestServer(arguments: fastHashing)

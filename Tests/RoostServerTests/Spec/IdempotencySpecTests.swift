@@ -8,8 +8,8 @@ import Testing
 /// and the calls a function webhook received are counted. Parse's spec server records every path
 /// (`functions/.*`, `classes/.*`, `users`, `installations`); Roost records every write and function call.
 /// Cases about Cloud jobs (Roost has none), the Postgres TTL function, option validation and a spied-on
-/// internal error are not carried; nor, for now, function calls and installation creates, which Roost does not
-/// hold to one run per request id.
+/// internal error are not carried; nor, for now, function calls, which Roost does not hold to one run per
+/// request id.
 @Suite struct IdempotencySpecTests {
     private let requestId = ["X-Parse-Request-Id": "abc-123"]
 
@@ -46,6 +46,17 @@ import Testing
         #expect(try await server.request("POST", "/users", json: body, headers: requestId, master: true).status == 201)
         expectParseError(try await server.request("POST", "/users", json: body, headers: requestId, master: true), 159, "Duplicate request")
         #expect(try await count(server, "/users") == 1)
+    }
+
+    // spec-differs: Idempotency.spec.js: should enforce idempotency for installation object creation -- the same request again gets the original reply instead of 400 Duplicate request (as for any create); the installation is still created once
+    @Test func anInstallationIsCreatedOnce() async throws {
+        let server = try TestServer(arguments: fastHashing)
+        let body: JSON = ["installationId": "1", "deviceType": "ios"]
+        let first = try await server.request("POST", "/installations", json: body, headers: requestId, master: true)
+        #expect(first.status == 201)
+        let again = try await server.request("POST", "/installations", json: body, headers: requestId, master: true)
+        #expect(again.status == 201 && again.json == first.json, "\(again.text)")
+        #expect(try await count(server, "/installations") == 1)
     }
 
     // spec: Idempotency.spec.js: should not interfere with calls of different request ID

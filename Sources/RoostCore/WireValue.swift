@@ -83,7 +83,7 @@ public enum WireValue {
             }
             return (.file, ["__type": "File", "name": .string(name)])
         case "Polygon":
-            guard let points = members["coordinates"]?.arrayValue, points.count >= 3,
+            guard var points = members["coordinates"]?.arrayValue, points.count >= 3,
                 points.allSatisfy({ point in
                     guard let pair = point.arrayValue, pair.count == 2, let lat = pair[0].numberValue,
                         let lng = pair[1].numberValue
@@ -91,6 +91,9 @@ public enum WireValue {
                     return (-90...90).contains(lat) && (-180...180).contains(lng)
                 })
             else { throw ParseError(.incorrectType, "This is not a valid Polygon") }
+            // As Parse stores it: an open path is closed, and a loop needs three different vertices.
+            if points.first != points.last { points.append(points[0]) }
+            guard Set(points.map(\.jsonText)).count >= 3 else { throw ParseError(.incorrectType, "This is not a valid Polygon") }
             return (.polygon, ["__type": "Polygon", "coordinates": .array(points)])
         case "Relation":
             throw ParseError(.incorrectType, "Relation fields are written with AddRelation and RemoveRelation")

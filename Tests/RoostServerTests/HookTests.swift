@@ -14,7 +14,7 @@ import Testing
         let created = try await server.request("POST", "/hooks/functions", json: hook, master: true)
         #expect(created.status == 200 && created.json == hook, "\(created.text)")
         let again = try await server.request("POST", "/hooks/functions", json: hook, master: true)
-        #expect(again.json == ["code": 143, "error": "function name: greet already exits"])
+        #expect(again.json == ["code": 143, "error": "function name: greet already exists"])
         #expect(try await server.request("GET", "/hooks/functions", master: true).json == [hook])
         #expect(try await server.request("GET", "/hooks/functions/greet", master: true).json == hook)
 

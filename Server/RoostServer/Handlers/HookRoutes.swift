@@ -53,7 +53,7 @@ enum HookRoutes {
         let response = try context.write { db -> APIResponse in
             if try HookStore.hook(hook.target, in: db) != nil {
                 switch hook.target {
-                case .function(let name): throw ParseError(.webhookError, "function name: \(name) already exits")  // Parse's spelling.
+                case .function(let name): throw ParseError(.webhookError, "function name: \(name) already exists")
                 case .trigger(let className, let triggerName):
                     throw ParseError(.webhookError, "class \(className) already has trigger \(triggerName)")
                 }

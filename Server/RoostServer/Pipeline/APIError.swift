@@ -11,6 +11,9 @@ enum APIError: Error {
     case payloadTooLarge(limit: Int)
     /// 404: no such route.
     case routeNotFound(method: String, path: String)
+    /// 400 `{"code":141,"error":<value>}`: a webhook's `error` that is not a message (an object without `message`),
+    /// passed on as it is, as Parse's `resolveError` does.
+    case scriptFailed(JSON)
 }
 
 /// The one place that turns any thrown error into a response body and HTTP status.
@@ -34,6 +37,8 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
             return (413, ["error": "request entity too large"], false)
         case .routeNotFound(let method, let path):
             return (404, ["error": .string("Cannot \(method) \(path)")], false)
+        case .scriptFailed(let value):
+            return (400, ["code": .number(Double(ParseErrorCode.scriptFailed.rawValue)), "error": value], false)
         }
     case _ where isOutOfSpace(error):
         // Still a server fault (logged with its cause), but one the operator can act on: say so.

@@ -12,10 +12,10 @@ import RoostCore
 /// session, is recorded without its reply and its repeats get 159, as Parse answers every repeat.
 /// So only a digest of requests with no secret in them is stored, and no session token at all.
 enum Idempotency {
-    /// Writes of classes, users, roles and batches are deduplicated.
+    /// Writes of classes, users, roles, installations and batches are deduplicated.
     static func applies(method: String, segments: [String]) -> Bool {
         guard method == "POST" || method == "PUT" || method == "DELETE", let first = segments.first else { return false }
-        return ["classes", "users", "roles", "batch"].contains(first)
+        return ["classes", "users", "roles", "installations", "batch"].contains(first)
     }
 
     /// Runs `handle` unless `requestId` already has a record, which answers instead.

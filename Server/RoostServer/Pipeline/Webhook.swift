@@ -10,7 +10,8 @@ struct Webhook {
     var timeout: TimeInterval = 30
 
     /// The `success` value of the reply.
-    /// - Throws: `ParseError` 141 with the hook's `error`, or saying why there was no usable reply.
+    /// - Throws: `ParseError` 141 with the hook's `error`, or saying why there was no usable reply; `APIError.scriptFailed`
+    ///   for an `error` that is not a message.
     func call(_ body: JSON) throws -> JSON {
         guard let endpoint = URL(string: url), ["http", "https"].contains(endpoint.scheme?.lowercased() ?? "") else {
             throw ParseError(.scriptFailed, "Invalid webhook URL.")
@@ -22,8 +23,9 @@ struct Webhook {
             throw ParseError(.scriptFailed, "Malformed response")
         }
         if let error = members["error"], error != .null {
-            // Parse's `resolveError`: a string is the message; an object gives its `message`.
-            throw ParseError(.scriptFailed, error.stringValue ?? error["message"]?.stringValue ?? error.jsonText)
+            // Parse's `resolveError`: a string is the message; an object gives its `message`, or else is the message.
+            guard let message = error.stringValue ?? error["message"]?.stringValue else { throw APIError.scriptFailed(error) }
+            throw ParseError(.scriptFailed, message)
         }
         return members["success"] ?? .null
     }

@@ -81,6 +81,12 @@ public struct WebSocketReader: Sendable {
         case .server: guard isMasked else { return .event(fail(.protocolError, "client frames must be masked")) }
         case .client: guard !isMasked else { return .event(fail(.protocolError, "server frames must not be masked")) }
         }
+        if opcode.isControl {
+            // Judged on the first two bytes (RFC 6455 §5.5), as Parse's `ws` does: a control frame that announces an
+            // extended length is refused at once, not after waiting for length bytes that may never come.
+            guard isFinal else { return .event(fail(.protocolError, "control frames must not be fragmented")) }
+            guard second & 0x7F <= 125 else { return .event(fail(.protocolError, "control frame payload over 125 bytes")) }
+        }
         let maskLength = isMasked ? 4 : 0
         var headerLength = 2
         var length = UInt64(second & 0x7F)
@@ -94,10 +100,7 @@ public struct WebSocketReader: Sendable {
             guard length >> 63 == 0 else { return .event(fail(.protocolError, "frame length out of range")) }
             headerLength = 10
         }
-        if opcode.isControl {
-            guard isFinal else { return .event(fail(.protocolError, "control frames must not be fragmented")) }
-            guard length <= 125 else { return .event(fail(.protocolError, "control frame payload over 125 bytes")) }
-        } else {
+        if !opcode.isControl {
             // Refused on the header alone, before its payload is buffered.
             guard length <= UInt64(maxMessageBytes - message.count) else {
                 return .event(fail(.messageTooBig, "message over \(maxMessageBytes) bytes"))

@@ -85,6 +85,16 @@ final class RawConnection {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// The bytes that arrive within `seconds` (at least one; nil when none came). - Throws: when the server closed.
+    func receiveBytes(within seconds: Double) throws -> [UInt8]? {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Int32(seconds * 1000)) > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = recv(socket, &buffer, buffer.count, 0)
+        guard count > 0 else { throw Failure(description: "connection closed (errno \(errno))") }
+        return Array(buffer[..<count])
+    }
+
     /// Whether any byte of an answer has arrived (without waiting or consuming it).
     var hasAnswer: Bool {
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)

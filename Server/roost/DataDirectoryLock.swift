@@ -15,7 +15,14 @@ enum DataDirectoryLock {
         guard descriptor >= 0 else {
             throw StartupError("cannot open \(path): \(StartupError.systemReason). \(DataDirectory.remedy)")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        var locked = flock(descriptor, LOCK_EX | LOCK_NB)
+        while locked != 0, errno == EINTR { locked = flock(descriptor, LOCK_EX | LOCK_NB) }
+        guard locked == 0 || errno == EWOULDBLOCK else {
+            let reason = StartupError.systemReason
+            close(descriptor)
+            throw StartupError("cannot lock \(path): \(reason) (a file system without locks?). \(DataDirectory.remedy)")
+        }
+        guard locked == 0 else {
             let holder = readHolder(descriptor).map { " (pid \($0))" } ?? ""
             close(descriptor)
             throw StartupError("cannot \(purpose) \(directory): another roost process\(holder) is using it "

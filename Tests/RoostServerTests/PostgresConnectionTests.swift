@@ -110,6 +110,14 @@ import Testing
                     try tx.query("INSERT INTO \(table) VALUES ($1)", ["also rolled back"])
                 }
             }
+            // A statement error caught inside leaves the transaction aborted: it is reported, not committed as a success.
+            let swallowed = try #require(throws: PostgresError.self) {
+                try db.transaction { tx in
+                    try tx.query("INSERT INTO \(table) VALUES ($1)", ["swallowed"])
+                    _ = try? tx.query("INSERT INTO \(table) VALUES ($1)", ["swallowed"])
+                }
+            }
+            #expect(swallowed.kind == .misuse && db.isIdle)
             try db.transaction(.serializable) { tx in try tx.query("INSERT INTO \(table) VALUES ($1)", ["kept"]) }
             let ids = try db.query("SELECT id FROM \(table)").rows.map { try $0.string("id") }
             #expect(ids == ["kept"])

@@ -98,6 +98,49 @@ import Testing
         #expect(left.first?.first?.integer == 0)
     }
 
+    /// A LiveQuery subscription with `$text` on a text-indexed field matches each version of a changed object by
+    /// itself (the index narrows table reads only): enter, update and leave arrive as without the index.
+    @Test func aLiveQueryOnATextIndexedFieldStillMatches() async throws {
+        let server = try TestServer()
+        let id = try await server.create("Note", ["body": "plain toast"])
+        #expect(names(try await search(server, "Note", "body", "bagel")) == [])
+        #expect(try indexTable(server, "Note", "body") != nil)
+        let socket = try LiveSocket(server)
+        #expect(try await socket.connect()?["op"] == "connected")
+        let subscribed = try await socket.subscribe(1, ["className": "Note", "where": ["body": ["$text": ["$search": ["$term": "bagel"]]]]])
+        #expect(subscribed?["op"] == "subscribed", "\(subscribed ?? .null)")
+        try await server.update("Note", id, ["body": "fresh bagels"])
+        try await server.update("Note", id, ["body": "fresh bagels, warm"])
+        try await server.update("Note", id, ["body": "toast again"])
+        var ops: [JSON] = []
+        for _ in 0..<3 { ops.append(try await socket.next()?["op"] ?? .null) }
+        #expect(ops == ["enter", "update", "leave"])
+    }
+
+    /// A text index answers no comparison or sort: a field with one still gets its automatic (ordered) index.
+    /// And deleting one field of a text index over two drops the other's tables too (nothing keeps firing on writes).
+    @Test func textIndexesNeitherBlockOrderedIndexesNorOutliveTheirDefinition() async throws {
+        let server = try AutoIndexTests.server()
+        _ = try await server.createAll("Note", (0..<25).map { ["body": .string("word\($0)"), "title": .string("t\($0)")] })
+        #expect(names(try await search(server, "Note", "body", "word3")) == [])  // Makes body_text.
+        for i in 0..<3 { _ = try await server.request("GET", "/classes/Note", query: ["where": #"{"body":"word\#(i)"}"#]) }
+        var indexes: JSON = .null
+        for _ in 0..<50 where indexes["_auto_body_1"] == nil {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            indexes = try await server.request("GET", "/schemas/Note", master: true).json["indexes"] ?? .null
+        }
+        #expect(indexes["_auto_body_1"] == ["body": 1] && indexes["body_text"] == ["body": "text"], "\(indexes)")
+
+        let both = try await server.request("PUT", "/schemas/Note", json: ["indexes": ["both": ["title": "text", "body": "text"]]], master: true)
+        #expect(both.status == 200, "\(both.text)")
+        #expect(try indexTable(server, "Note", "title") != nil)
+        #expect(try await server.request("PUT", "/schemas/Note", json: ["fields": ["title": ["__op": "Delete"]]], master: true).status == 200)
+        #expect(try indexTable(server, "Note", "title") == nil)
+        #expect(try indexTable(server, "Note", "body") != nil)  // body_text still names it.
+        #expect(try await server.request("PUT", "/schemas/Note", json: ["fields": ["body": ["__op": "Delete"]]], master: true).status == 200)
+        #expect(try indexTable(server, "Note", "body") == nil)
+    }
+
     /// A class over the automatic-index bound (30 objects here, 200,000 by default) gets no text index from a
     /// search: indexing every object would hold writes. Its searches scan and answer the same; a declared index is made.
     @Test func aLargeClassGetsNoTextIndexFromASearch() async throws {

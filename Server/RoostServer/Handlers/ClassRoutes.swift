@@ -81,12 +81,13 @@ enum ClassRoutes {
             return try find(className, options: options, context: context, createsTextIndexes: true)
         } catch let missing as MissingTextIndexes {
             // As Parse's MongoDB adapter: the first `$text` search of a field creates its text index (`TextIndex`),
-            // in a class small enough to index without holding writes long (`AutoIndexSettings.maxObjects`).
+            // in a class small enough to index without holding writes long, up to a few per class (`AutoIndexSettings`).
             try context.write { db in
                 guard var schema = try SchemaStore.load(className, in: db) else { return }
                 let objects = try ReadPermission.count(table: schema.tableName, where: SQLFragment(sql: "1", arguments: []),
                                                        readableBy: nil, in: db)
-                for field in missing.fields.sorted() where context.storage.autoIndexes.allowsTextIndex(field, of: schema, objects: objects) {
+                for field in missing.fields.sorted()
+                where context.storage.autoIndexes.allowsTextIndex(field, of: schema, objects: objects, existing: TextIndex.fields(of: schema).count) {
                     schema = try TextIndex.declareAutomatically(field, in: schema, in: db)
                 }
             }

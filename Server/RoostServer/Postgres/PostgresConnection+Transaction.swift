@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 
 /// How a transaction sees others' writes (https://www.postgresql.org/docs/current/transaction-iso.html).
@@ -46,6 +47,13 @@ extension PostgresConnection {
         } catch {
             if isConnected { _ = try? execute("ROLLBACK") }
             throw error
+        }
+        // A statement error that `body` caught left the transaction aborted: COMMIT would answer "ROLLBACK" as a
+        // success, and the caller would take its work for committed.
+        if PQtransactionStatus(handle) == PQTRANS_INERROR {
+            _ = try? execute("ROLLBACK")
+            throw PostgresError(.misuse, message: "the transaction failed (a statement error was caught inside it); nothing was committed",
+                                endpoint: endpoint)
         }
         do {
             try execute("COMMIT")

@@ -118,8 +118,9 @@ struct LiveQueryMatcher {
             try access.checkSortable(watch.map { SortKey(key: $0, descending: false) }, constraint: subscription.constraint, in: schema)
         }
         let constraint = try access.restrict(subscription.constraint, Self.operation(for: subscription.whereClause), in: schema)
-        let compiler = QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) },
+        var compiler = QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) },
                                      readableBy: context.aclSubjects, authorizeSubquery: access.subqueryAuthorizer)
+        compiler.narrowsTextSearch = false  // The condition tests a version given as values (`live_row`), not a table row.
         let filter = try compiler.compile(constraint)
         let acl = QueryCompiler.readFilter(context.aclSubjects)
         return SQLFragment(sql: "(\(filter.sql)) AND \(acl.sql)", arguments: filter.arguments + acl.arguments)

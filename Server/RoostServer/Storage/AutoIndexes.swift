@@ -46,8 +46,8 @@ final class AutoIndexes: Sendable {
         var settings = AutoIndexSettings.off
         var logger: Logger?
         var usage: [Key: Usage] = [:]
-        /// Fields a first `$text` search found in a class over `maxObjects`: no text index is made for them (it
-        /// would hold writes while every object is indexed); their searches scan, as before text indexes.
+        /// Fields a first `$text` search found in a class over `maxObjects`, or with `maxPerClass` text indexes: no
+        /// text index is made for them (`allowsTextIndex`); their searches scan, as before text indexes.
         var textIndexTooLarge: Set<Key> = []
     }
 
@@ -67,22 +67,30 @@ final class AutoIndexes: Sendable {
     var settings: AutoIndexSettings { state.withLock { $0.settings } }
 
     /// Whether a `$text` search of `field` goes without the text index its first search would create: the class
-    /// was found too large for one (`refuseTextIndex`). Declaring one (`{"field": "text"}`) still makes it.
+    /// was found too large for one (`allowsTextIndex`). Declaring one (`{"field": "text"}`) still makes it.
     func textIndexRefused(_ field: String, of schema: ClassSchema) -> Bool {
         state.withLock { $0.textIndexTooLarge.contains(Key(classID: schema.id, field: field)) }
     }
 
-    /// Whether a class of `objects` objects may get a text index on its first `$text` search; when not, notes it
-    /// (later searches scan without asking again) and logs how to declare one.
-    func allowsTextIndex(_ field: String, of schema: ClassSchema, objects: Int) -> Bool {
+    /// Whether a class of `objects` objects with `existing` text indexes may get one more on a first `$text` search
+    /// of `field`: not past `maxObjects` (indexing them holds writes) nor `maxPerClass` (each costs every write of the
+    /// class, and any client allowed to find could search field after field). When not, notes it (later searches
+    /// scan without asking again) and logs how to declare one.
+    func allowsTextIndex(_ field: String, of schema: ClassSchema, objects: Int, existing: Int) -> Bool {
         let (settings, logger) = state.withLock { ($0.settings, $0.logger) }
-        guard objects > settings.maxObjects else { return true }
+        let reason: String
+        if objects > settings.maxObjects {
+            reason = "\(objects) objects, more than \(settings.maxObjects) (indexing them holds writes)"
+        } else if existing >= settings.maxPerClass {
+            reason = "the class has \(existing) text indexes already"
+        } else {
+            return true
+        }
         let first = state.withLock { $0.textIndexTooLarge.insert(Key(classID: schema.id, field: field)).inserted }
         if first {
             logger?.notice("""
-                no automatic text index on \(schema.className).\(field): \(objects) objects, more than \(settings.maxObjects) \
-                (indexing them holds writes); $text searches scan. Declare one with PUT /schemas/\(schema.className) \
-                {"indexes": {"\(field)_text": {"\(field)": "text"}}}
+                no automatic text index on \(schema.className).\(field): \(reason); $text searches scan. Declare one with \
+                PUT /schemas/\(schema.className) {"indexes": {"\(field)_text": {"\(field)": "text"}}}
                 """)
         }
         return false

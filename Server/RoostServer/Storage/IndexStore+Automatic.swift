@@ -26,16 +26,24 @@ extension IndexStore {
         return leading.declared || leading.automatic
     }
 
-    /// Whether any index, declared or automatic, has `field` among its fields.
+    /// The class's ordered indexes (declared and automatic) by name: text indexes (`TextIndex`) answer no
+    /// comparison or sort, so they neither cover nor lead a field here.
+    private static func orderedIndexes(of schema: ClassSchema) -> [String: JSON] {
+        (schema.indexes?.objectValue ?? [:]).filter { _, definition in
+            !(definition.objectValue ?? [:]).values.contains { $0.stringValue == TextIndex.marker }
+        }
+    }
+
+    /// Whether any ordered index, declared or automatic, has `field` among its fields.
     static func coversField(_ field: String, in schema: ClassSchema) -> Bool {
-        (schema.indexes?.objectValue ?? [:]).values.contains { $0.objectValue?[field] != nil }
+        orderedIndexes(of: schema).values.contains { $0.objectValue?[field] != nil }
     }
 
     /// Which kinds of index lead with `field`: declared (or a Pointer's), automatic.
     static func indexesLeading(with field: String, in schema: ClassSchema) -> (declared: Bool, automatic: Bool) {
         if case .pointer? = schema.fields[field] { return (true, false) }
         var declared = false, automatic = false
-        for (name, definition) in schema.indexes?.objectValue ?? [:] where definition.objectValue?.keys.min() == field {
+        for (name, definition) in orderedIndexes(of: schema) where definition.objectValue?.keys.min() == field {
             if name.hasPrefix(automaticPrefix) { automatic = true } else { declared = true }
         }
         return (declared, automatic)
@@ -62,7 +70,7 @@ extension IndexStore {
 
     /// Drops the automatic indexes a declared index now makes redundant (one leading with the same field).
     static func dropSupersededAutomatic(from schema: inout ClassSchema, db: SQLiteConnection) throws {
-        let declaredLeads = Set((schema.indexes?.objectValue ?? [:]).compactMap { name, definition in
+        let declaredLeads = Set(orderedIndexes(of: schema).compactMap { name, definition in
             name.hasPrefix(automaticPrefix) ? nil : definition.objectValue?.keys.min()
         })
         for field in automaticFields(of: schema) where declaredLeads.contains(field) {

@@ -44,7 +44,7 @@ extension QueryCompiler {
                 test = SQLFragment(sql: score.sql + " > 0", arguments: score.arguments)
             }
             // With a text index, only the rows it finds are tested (see `TextIndex`).
-            guard let narrowing = TextIndex.narrowing(key, search, in: schema) else { return test }
+            guard narrowsTextSearch, let narrowing = TextIndex.narrowing(key, search, in: schema) else { return test }
             return SQLFragment(sql: "\(narrowing.sql) AND \(test.sql)", arguments: narrowing.arguments + test.arguments)
         case .matchesKeyInQuery(let subKey, let subquery):
             return try selectKey(key, subKey, subquery, negated: false)

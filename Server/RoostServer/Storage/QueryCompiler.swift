@@ -19,6 +19,9 @@ struct QueryCompiler {
     /// Checks that the caller may query a subquery's class and returns the subquery's constraint as
     /// the caller may run it (class-level `find` permission, `pointerFields`, fields it may not read).
     var authorizeSubquery: SubqueryAuthorizer = { _, subquery, _ in subquery.constraint }
+    /// Whether `$text` tests only the rows the field's text index finds (`TextIndex`): that test names the class
+    /// table's rowid, so a condition run over something else (LiveQuery's versions of one object) must not use it.
+    var narrowsTextSearch = true
 
     func compile(_ constraint: QueryConstraint) throws -> SQLFragment {
         switch constraint {

@@ -121,6 +121,8 @@ enum TextIndex {
         indexes = indexes.filter { $0.value[field]?.stringValue != marker }
         var updated = schema
         updated.indexes = indexes.isEmpty ? nil : .object(indexes)
+        // A definition over several fields went with it: their tables go too, unless another definition keeps them.
+        for other in fields(of: schema).subtracting(fields(of: updated)) where other != field { try drop(other, of: schema, in: db) }
         return updated
     }
 

@@ -98,25 +98,6 @@ import Testing
         #expect(left.first?.first?.integer == 0)
     }
 
-    /// A LiveQuery subscription with `$text` on a text-indexed field matches each version of a changed object by
-    /// itself (the index narrows table reads only): enter, update and leave arrive as without the index.
-    @Test func aLiveQueryOnATextIndexedFieldStillMatches() async throws {
-        let server = try TestServer()
-        let id = try await server.create("Note", ["body": "plain toast"])
-        #expect(names(try await search(server, "Note", "body", "bagel")) == [])
-        #expect(try indexTable(server, "Note", "body") != nil)
-        let socket = try LiveSocket(server)
-        #expect(try await socket.connect()?["op"] == "connected")
-        let subscribed = try await socket.subscribe(1, ["className": "Note", "where": ["body": ["$text": ["$search": ["$term": "bagel"]]]]])
-        #expect(subscribed?["op"] == "subscribed", "\(subscribed ?? .null)")
-        try await server.update("Note", id, ["body": "fresh bagels"])
-        try await server.update("Note", id, ["body": "fresh bagels, warm"])
-        try await server.update("Note", id, ["body": "toast again"])
-        var ops: [JSON] = []
-        for _ in 0..<3 { ops.append(try await socket.next()?["op"] ?? .null) }
-        #expect(ops == ["enter", "update", "leave"])
-    }
-
     /// A text index answers no comparison or sort: a field with one still gets its automatic (ordered) index.
     /// And deleting one field of a text index over two drops the other's tables too (nothing keeps firing on writes).
     @Test func textIndexesNeitherBlockOrderedIndexesNorOutliveTheirDefinition() async throws {

@@ -122,6 +122,18 @@ import Testing
         #expect(try indexTable(server, "Note", "body") == nil)
     }
 
+    /// Searches make at most `maxPerClass` text indexes in a class (1 here, 10 by default): a client allowed to find
+    /// cannot make every write of the class run one trigger per field it searched. Past the bound, searches scan.
+    @Test func searchesMakeAFewTextIndexesPerClassAtMost() async throws {
+        let server = try TestServer(environment: ["ROOST_TEST_AUTO_INDEX_MAX_PER_CLASS": "1"])
+        _ = try await server.createAll("Note", [["name": "a", "body": "fresh bagels", "title": "bagel shop"], ["name": "b", "body": "toast", "title": "cafe"]])
+        #expect(names(try await search(server, "Note", "body", "bagel")) == ["a"])
+        #expect(names(try await search(server, "Note", "title", "bagel")) == ["a"])
+        #expect(try indexTable(server, "Note", "body") != nil)
+        #expect(try indexTable(server, "Note", "title") == nil)
+        #expect(server.log().contains("no automatic text index on Note.title: the class has 1 text indexes already"))
+    }
+
     /// A class over the automatic-index bound (30 objects here, 200,000 by default) gets no text index from a
     /// search: indexing every object would hold writes. Its searches scan and answer the same; a declared index is made.
     @Test func aLargeClassGetsNoTextIndexFromASearch() async throws {

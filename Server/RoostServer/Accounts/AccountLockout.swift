@@ -37,7 +37,7 @@ enum AccountLockout {
     /// account is refused whatever the password; otherwise a right one clears the count and a wrong one
     /// adds to it, locking the account once the count reaches the threshold.
     /// - Throws: 101 with Parse's message while the account is locked.
-    static func recordAttempt(userId: String, succeeded: Bool, policy: AccountLockoutPolicy, in db: SQLiteConnection) throws {
+    static func recordAttempt(userId: String, succeeded: Bool, policy: AccountLockoutPolicy, in db: any SQLConnection) throws {
         let now = ParseDate.now().millisecondsSince1970
         let row = try db.fetchRows("SELECT failedCount, lockedUntil FROM _login_failure WHERE userId = ?", [.text(userId)],
                                    cacheable: true).first
@@ -56,7 +56,7 @@ enum AccountLockout {
     }
 
     /// Forgets the user's failed log-ins (a right password, an unlocking reset, a deleted user).
-    static func clear(_ userId: String, in db: SQLiteConnection) throws {
+    static func clear(_ userId: String, in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _login_failure WHERE userId = ?", [.text(userId)])
     }
 }

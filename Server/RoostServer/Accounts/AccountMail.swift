@@ -5,7 +5,7 @@ import RoostCore
 enum AccountMail {
     /// Issues a verification token and queues the mail to the user's email (Parse's `sendVerificationEmail`).
     /// - Parameter asked: a link asked for again (not a sign-up's or a new email's): none within the resend interval.
-    static func queueVerification(for user: StoredObject, asked: Bool = false, context: RequestContext, in db: SQLiteConnection) throws {
+    static func queueVerification(for user: StoredObject, asked: Bool = false, context: RequestContext, in db: any SQLConnection) throws {
         let mail = context.config.mail
         guard let email = user.fields["email"]?.stringValue, MailMessage.isDeliverable(email), mail.isComplete,
             try mayQueue(.verifyEmail, for: user.objectId, asked: asked, context: context, in: db)
@@ -17,7 +17,7 @@ enum AccountMail {
 
     /// Issues a password reset token and queues the mail to the user's email, or to the username when the
     /// user has no email (as Parse's `defaultResetPasswordEmail`).
-    static func queueReset(for user: StoredObject, context: RequestContext, in db: SQLiteConnection) throws {
+    static func queueReset(for user: StoredObject, context: RequestContext, in db: any SQLConnection) throws {
         let mail = context.config.mail
         guard let recipient = user.fields["email"]?.stringValue ?? user.fields["username"]?.stringValue,
             MailMessage.isDeliverable(recipient), mail.isComplete,
@@ -32,7 +32,7 @@ enum AccountMail {
     /// Whether to issue a link and queue its mail: not when the same link was asked for within the resend interval
     /// and is still good (a request per second mails once a minute, and that link stays valid), nor with the outbox full.
     private static func mayQueue(_ purpose: AccountTokens.Purpose, for userId: String, asked: Bool, context: RequestContext,
-                                 in db: SQLiteConnection) throws -> Bool {
+                                 in db: any SQLConnection) throws -> Bool {
         let mail = context.config.mail
         if asked, mail.resendIntervalSeconds > 0, try AccountTokens.issuedRecently(purpose, of: userId, withinSeconds: mail.resendIntervalSeconds, in: db) { return false }
         guard try MailOutbox.count(in: db) < mail.outboxCapacity else {
@@ -43,7 +43,7 @@ enum AccountMail {
     }
 
     private static func queue(_ kind: MailTemplates.Kind, to recipient: String, user: StoredObject, link: String,
-                              context: RequestContext, in db: SQLiteConnection) throws {
+                              context: RequestContext, in db: any SQLConnection) throws {
         let mail = context.config.mail
         let (subject, text, html) = mail.templates.render(kind, values: [
             "username": user.fields["username"]?.stringValue ?? "", "email": user.fields["email"]?.stringValue ?? "",

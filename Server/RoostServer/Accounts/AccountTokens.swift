@@ -12,7 +12,7 @@ enum AccountTokens {
     /// A new token for the user, replacing any earlier one of the same purpose (only the latest link
     /// works, as Parse keeps one token per user). Returned once, for the mail; never stored as is.
     /// - Parameter lifetimeSeconds: nil for a token that lasts until used or replaced.
-    static func issue(_ purpose: Purpose, for userId: String, lifetimeSeconds: Int?, in db: SQLiteConnection) throws -> String {
+    static func issue(_ purpose: Purpose, for userId: String, lifetimeSeconds: Int?, in db: any SQLConnection) throws -> String {
         let token = try SecureRandom.alphanumeric(32)
         try revoke(purpose, of: userId, in: db)
         let now = ParseDate.now().millisecondsSince1970
@@ -23,7 +23,7 @@ enum AccountTokens {
     }
 
     /// Whether the user has a good (unused, unexpired) token of `purpose` issued in the last `seconds`.
-    static func issuedRecently(_ purpose: Purpose, of userId: String, withinSeconds seconds: Int, in db: SQLiteConnection) throws -> Bool {
+    static func issuedRecently(_ purpose: Purpose, of userId: String, withinSeconds seconds: Int, in db: any SQLConnection) throws -> Bool {
         let now = ParseDate.now().millisecondsSince1970
         return try !db.fetchRows("""
             SELECT 1 FROM _account_token
@@ -49,12 +49,12 @@ enum AccountTokens {
     }
 
     /// Ends the user's tokens of `purpose` (used, replaced, or made stale by a new password or email).
-    static func revoke(_ purpose: Purpose, of userId: String, in db: SQLiteConnection) throws {
+    static func revoke(_ purpose: Purpose, of userId: String, in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _account_token WHERE userId = ? AND purpose = ?", [.text(userId), .text(purpose.rawValue)])
     }
 
     /// Ends every token of the user (a deleted user).
-    static func revokeAll(of userId: String, in db: SQLiteConnection) throws {
+    static func revokeAll(of userId: String, in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _account_token WHERE userId = ?", [.text(userId)])
     }
 }

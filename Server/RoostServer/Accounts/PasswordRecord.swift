@@ -21,7 +21,7 @@ enum PasswordRecord {
 
     /// Stores `hash` as the user's password, keeping the replaced one in the history and noting when,
     /// as far as the policy asks (Parse's `runDatabaseOperation` for `_User`).
-    static func setPassword(_ hash: String, of userId: String, policy: PasswordPolicy, in db: SQLiteConnection) throws {
+    static func setPassword(_ hash: String, of userId: String, policy: PasswordPolicy, in db: any SQLConnection) throws {
         var history: [String] = []
         if let limit = policy.maxPasswordHistory, let (current, earlier) = try hashes(of: userId, in: db) {
             history = Array((earlier + [current]).suffix(max(0, limit - 1)))
@@ -37,7 +37,7 @@ enum PasswordRecord {
     /// Parse's password expiry check at log-in: a password older than `maxPasswordAge` days is refused;
     /// one set before the policy existed starts its age now.
     /// - Throws: 101 `Your password has expired. Please reset your password.`
-    static func checkAge(of userId: String, policy: PasswordPolicy, in db: SQLiteConnection) throws {
+    static func checkAge(of userId: String, policy: PasswordPolicy, in db: any SQLConnection) throws {
         guard let days = policy.maxPasswordAge else { return }
         let now = ParseDate.now().millisecondsSince1970
         let row = try db.fetchRows("SELECT changedAt FROM _password WHERE userId = ?", [.text(userId)], cacheable: true).first

@@ -10,7 +10,7 @@ enum RoleStore {
     ]
 
     /// The `_Role` schema, created with a unique index on `name` on first use.
-    static func schema(in db: SQLiteConnection) throws -> ClassSchema {
+    static func schema(in db: any SQLConnection) throws -> ClassSchema {
         if let schema = try SchemaStore.load(className, in: db) { return schema }
         let schema = try SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
         try db.execute("CREATE UNIQUE INDEX \"c\(schema.id)_name\" ON \(schema.tableName) (json_extract(data, '$.name'))", cacheable: false)

@@ -45,7 +45,7 @@ enum SessionStore {
     /// Starts a session for `userId`; returns its token (shown to the client once) and record.
     /// - Parameter fields: the client's own fields, already validated.
     static func create(userId: String, installationId: String?, createdWith: JSON, fields: [String: JSON] = [:],
-                       lifetimeSeconds: Int, in db: SQLiteConnection) throws -> (token: String, session: SessionRecord) {
+                       lifetimeSeconds: Int, in db: any SQLConnection) throws -> (token: String, session: SessionRecord) {
         let token = try SessionToken.generate()
         let now = ParseDate.now()
         let expires = ParseDate(millisecondsSince1970: now.millisecondsSince1970 + Int64(lifetimeSeconds) * 1000)
@@ -75,7 +75,7 @@ enum SessionStore {
 
     /// Stores a session's changed owner, expiry, `createdWith` and fields; returns the new `updatedAt`.
     static func update(_ session: SessionRecord, userId: String, expiresAt: ParseDate, createdWith: JSON,
-                       fields: [String: JSON], in db: SQLiteConnection) throws -> ParseDate {
+                       fields: [String: JSON], in db: any SQLConnection) throws -> ParseDate {
         if userId != session.userId || expiresAt != session.expiresAt { db.changedAuthentication = true }
         let now = max(ParseDate.now(), session.updatedAt)
         try db.execute(
@@ -85,18 +85,18 @@ enum SessionStore {
         return now
     }
 
-    static func delete(objectId: String, in db: SQLiteConnection) throws {
+    static func delete(objectId: String, in db: any SQLConnection) throws {
         db.changedAuthentication = true
         try db.execute("DELETE FROM _session WHERE objectId = ?", [.text(objectId)])
     }
 
-    static func deleteAll(userId: String, in db: SQLiteConnection) throws {
+    static func deleteAll(userId: String, in db: any SQLConnection) throws {
         db.changedAuthentication = true
         try db.execute("DELETE FROM _session WHERE userId = ?", [.text(userId)])
     }
 
     /// Logging in again from the same installation replaces that installation's older sessions, as in Parse.
-    static func deleteAll(userId: String, installationId: String, in db: SQLiteConnection) throws {
+    static func deleteAll(userId: String, installationId: String, in db: any SQLConnection) throws {
         db.changedAuthentication = true
         try db.execute("DELETE FROM _session WHERE userId = ? AND installationId = ?", [.text(userId), .text(installationId)])
     }

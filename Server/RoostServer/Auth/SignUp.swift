@@ -88,7 +88,7 @@ enum SignUp {
     }
 
     private static func insert(_ credentials: UserWriter.Credentials, _ changes: ObjectWriter.Changes, schema: ClassSchema,
-                               context: RequestContext, in db: SQLiteConnection) throws -> StoredObject {
+                               context: RequestContext, in db: any SQLConnection) throws -> StoredObject {
         _ = try ClassPermissions.check(.create, schema, context: context)
         let schema = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
         let now = ParseDate.now()

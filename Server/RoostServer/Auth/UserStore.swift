@@ -10,7 +10,7 @@ enum UserStore {
 
     /// The `_User` schema, created with its indexes on first use. Usernames and emails are unique
     /// ignoring case, enforced by the database as well as checked first for Parse's error codes.
-    static func schema(in db: SQLiteConnection) throws -> ClassSchema {
+    static func schema(in db: any SQLConnection) throws -> ClassSchema {
         if let schema = try SchemaStore.load(className, in: db) { return schema }
         let schema = try SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
         let table = schema.tableName
@@ -78,12 +78,12 @@ enum UserStore {
         try db.fetchRows("SELECT hash FROM _password WHERE userId = ?", [.text(userId)], cacheable: true).first?.first?.text
     }
 
-    static func setPasswordHash(_ hash: String, of userId: String, in db: SQLiteConnection) throws {
+    static func setPasswordHash(_ hash: String, of userId: String, in db: any SQLConnection) throws {
         try db.execute("INSERT INTO _password (userId, hash) VALUES (?, ?) ON CONFLICT (userId) DO UPDATE SET hash = excluded.hash",
                        [.text(userId), .text(hash)])
     }
 
-    static func deletePassword(of userId: String, in db: SQLiteConnection) throws {
+    static func deletePassword(of userId: String, in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _password WHERE userId = ?", [.text(userId)])
     }
 

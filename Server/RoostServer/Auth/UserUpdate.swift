@@ -84,7 +84,7 @@ enum UserUpdate {
     /// earlier one's new session. The caller's session must still exist (a password change revokes the
     /// others: 209, as Parse answers a revoked token), and one from an anonymous log-in may only
     /// convert a user that is still anonymous (202, as for a taken account).
-    private static func checkStillEntitled(_ caller: AuthenticatedUser, _ userId: String, in db: SQLiteConnection) throws {
+    private static func checkStillEntitled(_ caller: AuthenticatedUser, _ userId: String, in db: any SQLConnection) throws {
         guard let session = try SessionStore.find(objectId: caller.sessionId, in: db) else {
             throw ParseError(.invalidSessionToken, "Invalid session token")
         }
@@ -106,7 +106,7 @@ enum UserUpdate {
 
     /// The stored user, when the caller may write it: its ACL and the class-level permission of `operation`.
     private static func writableUser(_ userId: String, for operation: ClassPermissions.Operation, from schema: ClassSchema,
-                                     context: RequestContext, in db: SQLiteConnection) throws -> StoredObject {
+                                     context: RequestContext, in db: any SQLConnection) throws -> StoredObject {
         let grant = try ClassPermissions.check(operation, schema, context: context)
         guard let user = try ObjectStore.fetch(userId, from: schema, in: db)?.decoded(), context.canWrite(user.acl),
             ClassPermissions.allows(grant, user, context: context)

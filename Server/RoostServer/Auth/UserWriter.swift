@@ -69,7 +69,7 @@ enum UserWriter {
 
     /// 202/203 unless the username and email are free (ignoring case) for `userId`; 208 when the
     /// anonymous id to link already belongs to another user (Parse's `handleAuthData`).
-    static func checkUnique(_ credentials: Credentials, userId: String?, schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func checkUnique(_ credentials: Credentials, userId: String?, schema: ClassSchema, in db: any SQLConnection) throws {
         if case .some(.some(let anonymousId)) = credentials.anonymousId,
             let owner = try UserStore.find(anonymousId: anonymousId, schema: schema, in: db), owner.objectId != userId {
             throw ParseError(.accountAlreadyLinked, "this auth is already used")
@@ -107,7 +107,7 @@ enum UserWriter {
 
     /// Starts a session for `userId` and returns its token.
     static func startSession(for userId: String, action: String, provider: String, context: RequestContext,
-                             in db: SQLiteConnection) throws -> String {
+                             in db: any SQLConnection) throws -> String {
         if let installationId = context.installationId {
             try SessionStore.deleteAll(userId: userId, installationId: installationId, in: db)
         }

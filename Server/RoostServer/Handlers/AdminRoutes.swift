@@ -45,7 +45,7 @@ enum AdminRoutes {
             }
             guard let schema = try SchemaStore.load(className, in: db) else { return }  // Nothing stored: nothing to purge.
             try db.execute("DELETE FROM \(schema.tableName)", cacheable: false)
-            try db.changeRecorder?.markGap(in: className, in: db)  // Deleted without events: no resume across it.
+            try db.writeState.changeRecorder?.markGap(in: className, in: db)  // Deleted without events: no resume across it.
             try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(className)])
             if className == UserStore.className {
                 try db.execute("DELETE FROM _password")

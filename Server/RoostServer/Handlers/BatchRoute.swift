@@ -46,7 +46,7 @@ enum BatchRoute {
 
     /// The context of items sharing the batch's transaction: `before` webhooks are refused there
     /// (they would hold the writer), `after` ones wait for the commit.
-    private static func sharing(_ context: RequestContext, _ db: SQLiteConnection, _ afterCommit: AfterCommit) -> RequestContext {
+    private static func sharing(_ context: RequestContext, _ db: any SQLConnection, _ afterCommit: AfterCommit) -> RequestContext {
         var shared = context.joining(db, afterCommit: afterCommit)
         shared.inBatchTransaction = true
         return shared

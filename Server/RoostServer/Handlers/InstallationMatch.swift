@@ -16,7 +16,7 @@ struct InstallationMatch {
     }
 
     let schema: ClassSchema
-    let db: SQLiteConnection
+    let db: any SQLConnection
 
     /// Normalises the body's ids (an iOS token — 64 characters — and `installationId` are
     /// lowercased), applies Parse's checks and deletions, and returns the objectId the save must

@@ -62,7 +62,7 @@ enum InstallationRoutes {
     }
 
     /// The `_Installation` schema with Parse's default fields, created on first use.
-    static func schema(in db: SQLiteConnection) throws -> ClassSchema {
+    static func schema(in db: any SQLConnection) throws -> ClassSchema {
         if let schema = try SchemaStore.load(className, in: db) { return schema }
         let schema = try SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
         for key in ["installationId", "deviceToken"] {

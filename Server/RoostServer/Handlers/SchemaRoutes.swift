@@ -111,7 +111,7 @@ enum SchemaRoutes {
                     schema = try TextIndex.forget(name, of: schema, in: db)  // Before the rows change: nothing left to keep in step.
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
                     try IndexStore.dropAutomatic(name, from: &schema, db: db)
-                    try db.changeRecorder?.markGap(in: className, in: db)  // Objects changed without events.
+                    try db.writeState.changeRecorder?.markGap(in: className, in: db)  // Objects changed without events.
                     try RelationStore.deleteField(className: className, field: name, in: db)
                 } else {
                     guard schema.type(of: name) == nil else {

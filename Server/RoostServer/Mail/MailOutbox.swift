@@ -14,7 +14,7 @@ enum MailOutbox {
     }
 
     /// Queues `message` for `recipient`, due now; the sender is woken after the commit.
-    static func enqueue(_ message: MailMessage, in db: SQLiteConnection) throws {
+    static func enqueue(_ message: MailMessage, in db: any SQLConnection) throws {
         let now = ParseDate.now().millisecondsSince1970
         let messageId = "\(try SecureRandom.hex(12))@" + (message.from.split(separator: "@").last.map(String.init) ?? "roost")
         let text = String(decoding: message.encoded(messageId: messageId), as: UTF8.self)
@@ -24,7 +24,7 @@ enum MailOutbox {
     }
 
     /// How many mails wait (`MailSettings.outboxCapacity` bounds it).
-    static func count(in db: SQLiteConnection) throws -> Int {
+    static func count(in db: any SQLConnection) throws -> Int {
         Int(try db.fetchRows("SELECT count(*) FROM _mail_outbox", [], cacheable: true).first?.first?.integer ?? 0)
     }
 
@@ -44,12 +44,12 @@ enum MailOutbox {
         return (mails, next)
     }
 
-    static func delete(_ id: Int64, in db: SQLiteConnection) throws {
+    static func delete(_ id: Int64, in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _mail_outbox WHERE id = ?", [.integer(id)])
     }
 
     /// Puts a mail off after a failed try: 1 s, 2 s, 4 s … up to `cap` milliseconds.
-    static func postpone(_ mail: Pending, now: Int64, cap: Int64, in db: SQLiteConnection) throws {
+    static func postpone(_ mail: Pending, now: Int64, cap: Int64, in db: any SQLConnection) throws {
         let delay = min(cap, 1000 << min(mail.attempts, 20))
         try db.execute("UPDATE _mail_outbox SET attempts = attempts + 1, nextAttemptAt = ? WHERE id = ?",
                        [.integer(now + delay), .integer(mail.id)])

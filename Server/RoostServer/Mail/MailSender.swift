@@ -95,7 +95,7 @@ final class MailSender: @unchecked Sendable {
         return record { db in try MailOutbox.postpone(mail, now: now, cap: settings.retryCapMilliseconds, in: db) }
     }
 
-    private func record(_ change: (SQLiteConnection) throws -> Void) -> Bool {
+    private func record(_ change: (any SQLConnection) throws -> Void) -> Bool {
         do {
             try storage.write(change)
             return true

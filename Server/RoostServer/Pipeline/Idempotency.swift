@@ -29,7 +29,7 @@ enum Idempotency {
         do {
             // `after` webhooks wait for the commit (a batch's, when inside one).
             let response = try context.notifyingAfterCommit { afterCommit in
-                func attempt(_ db: SQLiteConnection) throws -> APIResponse {
+                func attempt(_ db: any SQLConnection) throws -> APIResponse {
                     // The handler's writes and this record commit together.
                     let response = try handle(context.joining(db, afterCommit: afterCommit))
                     try Record(fingerprint, response).insert(requestId, ttl: context.config.idempotencyTTLSeconds, in: db)
@@ -49,7 +49,7 @@ enum Idempotency {
     }
 
     /// Forgets expired records.
-    static func prune(in db: SQLiteConnection) throws {
+    static func prune(in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _idempotency WHERE expiresAt <= ?", [.integer(ParseDate.now().millisecondsSince1970)])
     }
 
@@ -120,7 +120,7 @@ enum Idempotency {
                 .first.map(Record.init(row:))
         }
 
-        func insert(_ requestId: String, ttl: Int, in db: SQLiteConnection) throws {
+        func insert(_ requestId: String, ttl: Int, in db: any SQLConnection) throws {
             let expiresAt = ParseDate.now().millisecondsSince1970 + Int64(ttl) * 1000
             try db.execute(
                 "INSERT INTO _idempotency (requestId, fingerprint, status, body, location, expiresAt) VALUES (?, ?, ?, ?, ?, ?)",

@@ -199,7 +199,7 @@ enum ObjectWriter {
     /// - Throws: 119 when the class does not exist and the client may not create classes; 111 on a type mismatch.
     /// - Parameter current: the schema when the caller already loaded it in this transaction.
     static func schemaForWrite(_ className: String, _ changes: Changes, current: ClassSchema?? = nil, updating object: StoredObject? = nil,
-                               context: RequestContext, in db: SQLiteConnection) throws -> ClassSchema {
+                               context: RequestContext, in db: any SQLConnection) throws -> ClassSchema {
         guard let schema = try current ?? SchemaStore.load(className, in: db) else {
             guard context.isMaster || context.config.allowClientClassCreation else {
                 throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
@@ -217,7 +217,7 @@ enum ObjectWriter {
     ///   add fields to the objects that point to them, and only while updating one (Parse's `canAddField`).
     /// - Throws: `ParseError` 111 on a type mismatch or a second GeoPoint field; 119 or 101 when `addField` is refused.
     static func extendSchema(_ schema: ClassSchema, with types: [String: FieldType], updating object: StoredObject? = nil,
-                             context: RequestContext, in db: SQLiteConnection) throws -> ClassSchema {
+                             context: RequestContext, in db: any SQLConnection) throws -> ClassSchema {
         var schema = schema
         if types.keys.contains(where: { schema.fields[$0] == nil }) {
             let grant = try ClassPermissions.check(.addField, schema, context: context)

@@ -17,7 +17,7 @@ struct RequestContext {
     /// `http://<Host><mount>`, the base of `Location` headers, as Parse builds it.
     let publicURL: String
     /// Set inside a batch or an idempotent request: the write transaction its writes share.
-    var transaction: SQLiteConnection?
+    var transaction: (any SQLConnection)?
     /// The request's password hashes and checks, computed before the writer is taken (`PasswordPreparation`).
     let passwords: PreparedPasswords
     /// Set inside a write that commits later (a batch, an idempotent request): what to do once it
@@ -31,7 +31,7 @@ struct RequestContext {
 
     /// This request inside a write that commits later (a batch, an idempotent request, a write
     /// group): its writes go into `db`, its `after` actions wait for that commit.
-    func joining(_ db: SQLiteConnection, afterCommit: AfterCommit) -> RequestContext {
+    func joining(_ db: any SQLConnection, afterCommit: AfterCommit) -> RequestContext {
         var joined = self
         joined.transaction = db
         joined.afterCommit = afterCommit
@@ -49,7 +49,7 @@ struct RequestContext {
     }
 
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.
-    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
         return try storage.write(body)
     }

@@ -40,7 +40,7 @@ enum ChangeLog {
     }
 
     /// Appends one change (inside the write's transaction).
-    static func append(_ change: ObjectChange, at milliseconds: Int64, in db: SQLiteConnection) throws {
+    static func append(_ change: ObjectChange, at milliseconds: Int64, in db: any SQLConnection) throws {
         let version = change.after ?? change.before!
         try db.execute(
             "INSERT INTO _live_change (seq, className, at, objectId, createdAt, beforeUpdatedAt, beforeACL, beforeData, "
@@ -87,7 +87,7 @@ enum ChangeLog {
     /// rows per call), raising each class's trim mark first. Returns how many were dropped.
     @discardableResult
     static func trim(head: Int64, windowMilliseconds: Int64, maxChanges: Int64, now: Int64,
-                     in db: SQLiteConnection) throws -> Int {
+                     in db: any SQLConnection) throws -> Int {
         guard let first = try db.fetchRows("SELECT min(seq) FROM _live_change", [], cacheable: true).first?.first?.integer else {
             return 0
         }
@@ -107,7 +107,7 @@ enum ChangeLog {
 
     /// Marks classes whose changes were not logged (not live) up to here: a resume from before this
     /// answers `resumed: false` for them. Returns the new head (`head + 1`, given to the marks).
-    static func markUnlogged(_ classNames: [String], head: Int64, in db: SQLiteConnection) throws -> Int64 {
+    static func markUnlogged(_ classNames: [String], head: Int64, in db: any SQLConnection) throws -> Int64 {
         guard !classNames.isEmpty else { return head }
         for className in classNames { try raiseMark(of: className, to: head + 1, in: db) }
         return head + 1
@@ -121,7 +121,7 @@ enum ChangeLog {
     /// original can have given out since `head`, with every class marked trimmed up to there: a client's old
     /// `since` answers `resumed: false` (it refreshes) and never matches a change of the copy's own.
     /// The mark of `*` (no class has that name) carries the head when there is no class yet.
-    static func startNewHistory(after head: Int64, in db: SQLiteConnection) throws {
+    static func startNewHistory(after head: Int64, in db: any SQLConnection) throws {
         let start = max(head, try self.head(in: db)) + historyGap
         for className in try SchemaStore.all(in: db).map(\.className) + ["*"] {
             try raiseMark(of: className, to: start, in: db)
@@ -129,7 +129,7 @@ enum ChangeLog {
     }
 
     /// Raises a class's trim mark: no resume from before `seq` (its changes up to there are not all in the log).
-    static func raiseMark(of className: String, to seq: Int64, in db: SQLiteConnection) throws {
+    static func raiseMark(of className: String, to seq: Int64, in db: any SQLConnection) throws {
         try db.execute("INSERT INTO _live_trim (className, seq) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET seq = max(seq, excluded.seq)",
                        [.text(className), .integer(seq)])
     }

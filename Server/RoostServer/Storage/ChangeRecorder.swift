@@ -17,16 +17,16 @@ final class ChangeRecorder {
     }
 
     /// Records one write of `className` (before: nil for a create; after: nil for a delete).
-    func record(_ className: String, before: StoredRow?, after: StoredRow?, in db: SQLiteConnection) throws {
+    func record(_ className: String, before: StoredRow?, after: StoredRow?, in db: any SQLConnection) throws {
         head += 1
         let change = ObjectChange(seq: head, className: className, before: before, after: after)
         if logs { try ChangeLog.append(change, at: Int64(Date().timeIntervalSince1970 * 1000), in: db) }
-        db.objectChanges.append(change)
+        db.writeState.objectChanges.append(change)
     }
 
     /// Records that `className`'s objects changed without a change of their own (a purge, a removed field):
     /// a resume from before this cannot replay it and answers `resumed: false` (the client re-queries).
-    func markGap(in className: String, in db: SQLiteConnection) throws {
+    func markGap(in className: String, in db: any SQLConnection) throws {
         guard logs, records(className) else { return }
         head += 1
         try ChangeLog.raiseMark(of: className, to: head, in: db)

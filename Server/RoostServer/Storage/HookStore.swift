@@ -37,7 +37,7 @@ enum HookStore {
     }
 
     /// Adds the hook, or points the existing one at its new URL.
-    static func save(_ hook: Hook, in db: SQLiteConnection) throws {
+    static func save(_ hook: Hook, in db: any SQLConnection) throws {
         try delete(hook.target, in: db)
         switch hook.target {
         case .function(let name):
@@ -48,7 +48,7 @@ enum HookStore {
         }
     }
 
-    static func delete(_ target: Hook.Target, in db: SQLiteConnection) throws {
+    static func delete(_ target: Hook.Target, in db: any SQLConnection) throws {
         let (condition, arguments) = match(target)
         try db.execute("DELETE FROM _hooks WHERE \(condition)", arguments)
     }

@@ -50,7 +50,7 @@ extension IndexStore {
     }
 
     /// Builds the index (in the caller's write: SQLite builds it in one pass, holding the writer) and lists it.
-    static func createAutomatic(_ field: String, expression: String, in schema: ClassSchema, db: SQLiteConnection) throws -> ClassSchema {
+    static func createAutomatic(_ field: String, expression: String, in schema: ClassSchema, db: any SQLConnection) throws -> ClassSchema {
         try db.execute("CREATE INDEX IF NOT EXISTS \(automaticSQLName(field, in: schema)) ON \(schema.tableName) (\(expression)\(ReadPermission.indexSuffix))",
                        cacheable: false)
         var schema = schema
@@ -62,14 +62,14 @@ extension IndexStore {
     }
 
     /// Drops the automatic index on `field`, if there is one; the caller saves the schema.
-    static func dropAutomatic(_ field: String, from schema: inout ClassSchema, db: SQLiteConnection) throws {
+    static func dropAutomatic(_ field: String, from schema: inout ClassSchema, db: any SQLConnection) throws {
         guard var listed = schema.indexes?.objectValue, listed.removeValue(forKey: automaticName(field)) != nil else { return }
         try db.execute("DROP INDEX IF EXISTS \(automaticSQLName(field, in: schema))", cacheable: false)
         schema.indexes = listed.isEmpty ? nil : .object(listed)
     }
 
     /// Drops the automatic indexes a declared index now makes redundant (one leading with the same field).
-    static func dropSupersededAutomatic(from schema: inout ClassSchema, db: SQLiteConnection) throws {
+    static func dropSupersededAutomatic(from schema: inout ClassSchema, db: any SQLConnection) throws {
         let declaredLeads = Set(orderedIndexes(of: schema).compactMap { name, definition in
             name.hasPrefix(automaticPrefix) ? nil : definition.objectValue?.keys.min()
         })

@@ -26,7 +26,7 @@ enum IndexStore {
 
     /// Applies `indexes` from a schema request: `{"name": {"field": 1 | -1, …}}` adds, `{"name": {"__op": "Delete"}}` drops.
     /// - Throws: `ParseError` 102 for a bad name, a missing or unindexable field, or an existing/missing index.
-    static func apply(_ request: JSON, to schema: ClassSchema, in db: SQLiteConnection) throws -> ClassSchema {
+    static func apply(_ request: JSON, to schema: ClassSchema, in db: any SQLConnection) throws -> ClassSchema {
         guard case .object(let entries) = request else { throw ParseError(.invalidQuery, "indexes must be an object") }
         var schema = schema
         var declared = schema.indexes?.objectValue ?? [:]
@@ -88,7 +88,7 @@ enum IndexStore {
     }
 
     /// Indexes Pointer fields among `added` (the automatic part of the policy).
-    static func indexNewPointers(_ added: [String: FieldType], of schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func indexNewPointers(_ added: [String: FieldType], of schema: ClassSchema, in db: any SQLConnection) throws {
         for (field, type) in added {
             guard case .pointer = type, let expression = expression(for: field, in: schema) else { continue }
             let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_p_\(field)\""

@@ -33,7 +33,7 @@ enum ObjectStore {
     private static let columns = "objectId, createdAt, updatedAt, acl, data"
 
     /// - Throws: `ParseError` 137 when the objectId is taken.
-    static func insert(_ object: StoredObject, into schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func insert(_ object: StoredObject, into schema: ClassSchema, in db: any SQLConnection) throws {
         let sql = "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES (?, ?, ?, ?, ?, ?)"
         let values = arguments(for: object)
         do {
@@ -44,7 +44,7 @@ enum ObjectStore {
         try db.recorder(for: schema.className)?.record(schema.className, before: nil, after: row(values, schema), in: db)
     }
 
-    static func update(_ object: StoredObject, in schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func update(_ object: StoredObject, in schema: ClassSchema, in db: any SQLConnection) throws {
         let sql = "UPDATE \(schema.tableName) SET createdAt = ?, updatedAt = ?, acl = ?, rperm = ?, data = ? WHERE objectId = ?"
         var values = arguments(for: object)
         let recorder = db.recorder(for: schema.className)
@@ -80,7 +80,7 @@ enum ObjectStore {
     }
 
     /// Returns whether a row was deleted.
-    static func delete(_ objectId: String, from schema: ClassSchema, in db: SQLiteConnection) throws -> Bool {
+    static func delete(_ objectId: String, from schema: ClassSchema, in db: any SQLConnection) throws -> Bool {
         let recorder = db.recorder(for: schema.className)
         let before = recorder != nil ? try fetch(objectId, from: schema, in: db) : nil
         try db.execute("DELETE FROM \(schema.tableName) WHERE objectId = ?", [.text(objectId)])

@@ -3,7 +3,7 @@ import RoostCore
 /// The pairs of every Relation field, in the `_join` table.
 enum RelationStore {
     /// Links and unlinks the objects named by relation operations of one save.
-    static func apply(_ operations: [String: FieldOperation], className: String, objectId: String, in db: SQLiteConnection) throws {
+    static func apply(_ operations: [String: FieldOperation], className: String, objectId: String, in db: any SQLConnection) throws {
         for (field, operation) in operations {
             guard case .relation(_, let added, let removed) = operation else { continue }
             if className == RoleStore.className { db.changedAuthentication = true }  // Role membership changed.
@@ -29,7 +29,7 @@ enum RelationStore {
     }
 
     /// Writes the marker of a newly recorded Relation field into every stored object of the class.
-    static func markExisting(_ added: [String: FieldType], schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func markExisting(_ added: [String: FieldType], schema: ClassSchema, in db: any SQLConnection) throws {
         for (field, type) in added {
             guard case .relation(let target) = type else { continue }
             try db.execute("UPDATE \(schema.tableName) SET data = json_set(data, '$.\(field)', json(?))",
@@ -38,13 +38,13 @@ enum RelationStore {
     }
 
     /// Forgets the pairs of a deleted object (as owner).
-    static func deleteAll(className: String, objectId: String, in db: SQLiteConnection) throws {
+    static func deleteAll(className: String, objectId: String, in db: any SQLConnection) throws {
         if className == RoleStore.className { db.changedAuthentication = true }
         try db.execute("DELETE FROM _join WHERE owningClass = ? AND owningId = ?", [.text(className), .text(objectId)])
     }
 
     /// Forgets a Relation field removed from the schema.
-    static func deleteField(className: String, field: String, in db: SQLiteConnection) throws {
+    static func deleteField(className: String, field: String, in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _join WHERE owningClass = ? AND field = ?", [.text(className), .text(field)])
     }
 }

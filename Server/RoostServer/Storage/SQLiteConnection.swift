@@ -9,39 +9,11 @@ import Glibc
 /// than the statements themselves, so requests run on these lean connections: one read-only
 /// connection per HTTP worker thread (`ReaderPool`) and one writer (`WriteQueue`).
 /// Not `Sendable`: never share one between threads.
-final class SQLiteConnection {
+final class SQLiteConnection: SQLConnection {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
-    /// Set by writes that change sessions or roles; `Storage.write` invalidates the session cache after commit.
-    var changedAuthentication = false
-    /// Set by `schemaChanged()`; `Storage.write` invalidates the readers' `SchemaCache` after commit.
-    var changedSchema = false
-    /// Set by a write that queued a mail (`MailOutbox`): the sender is woken once it has committed.
-    var queuedMail = false
-    /// On the writer: LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
-    /// and what it recorded in the current transaction (`WriteQueue` publishes them once committed).
-    var changeRecorder: ChangeRecorder?
-    var objectChanges: [ObjectChange] = []
-    /// Writes made with `survivingRollback` in the current transaction, made again after a rollback.
-    private var rollbackProofWrites: [(SQLiteConnection) throws -> Void] = []
-
-    /// Runs `write` now and, should the transaction or a savepoint around it be undone, again after that:
-    /// for what a failing request must still leave behind (a failed log-in counts towards the lockout even
-    /// as a batch item, whose savepoint its error undoes). `write` must apply a change relative to what it finds.
-    func survivingRollback(_ write: @escaping (SQLiteConnection) throws -> Void) throws {
-        try write(self)
-        rollbackProofWrites.append(write)
-    }
-
-    /// The recorder, when it records `className`'s writes.
-    func recorder(for className: String) -> ChangeRecorder? {
-        guard let changeRecorder, changeRecorder.records(className) else { return nil }
-        return changeRecorder
-    }
-    /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
-    /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
-    /// clears it too. Read-only connections never use it (their snapshots move with other commits).
-    var schemaCache: [String: ClassSchema] = [:]
+    let writeState = WriteState()
+    let dialect = SQLDialect.sqlite
     /// On a read connection inside `Storage.read`: the shared schema cache and the generation the
     /// transaction's snapshot belongs to.
     var readerSchemas: (cache: SchemaCache, generation: UInt64)?
@@ -51,11 +23,6 @@ final class SQLiteConnection {
     /// Text indexes with words staged in the current transaction: moved into FTS5 before it commits (`TextIndex`).
     let stagedTextIndexes = StagedTextIndexes()
 
-    /// Called by every write to `_schema`: the writer's cache starts over, the readers' after the commit.
-    func schemaChanged() {
-        schemaCache.removeAll()
-        changedSchema = true
-    }
     /// Client-shaped SQL varies; past this many cached statements the cache starts over.
     private static let statementCacheLimit = 256
 
@@ -119,21 +86,21 @@ final class SQLiteConnection {
     /// - Parameter immediate: take the write lock at once (`BEGIN IMMEDIATE`).
     func inTransaction<T>(immediate: Bool = false, _ body: () throws -> T) throws -> T {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
-        rollbackProofWrites = []
+        writeState.rollbackProofWrites = []
         do {
             let result = try body()
             let staged = stagedTextIndexes.take()
             if !staged.isEmpty { try TextIndex.flush(staged, in: self) }
             try execute("COMMIT")
-            rollbackProofWrites = []
+            writeState.rollbackProofWrites = []
             return result
         } catch {
             try? execute("ROLLBACK")
             _ = stagedTextIndexes.take()
-            schemaCache.removeAll()
-            objectChanges.removeAll()
-            let kept = rollbackProofWrites
-            rollbackProofWrites = []
+            writeState.schemaCache.removeAll()
+            writeState.objectChanges.removeAll()
+            let kept = writeState.rollbackProofWrites
+            writeState.rollbackProofWrites = []
             if !kept.isEmpty { try? inTransaction(immediate: immediate) { for write in kept { try write(self) } } }
             throw error
         }
@@ -142,26 +109,26 @@ final class SQLiteConnection {
     /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws.
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
         try execute("SAVEPOINT request")
-        let recorded = objectChanges.count
-        let proofRecorded = rollbackProofWrites.count
+        let recorded = writeState.objectChanges.count
+        let proofRecorded = writeState.rollbackProofWrites.count
         do {
             let result = try body()
             try execute("RELEASE request")
             return result
         } catch {
-            schemaCache.removeAll()
-            objectChanges.removeSubrange(min(recorded, objectChanges.count)...)
+            writeState.schemaCache.removeAll()
+            writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
             try? execute("ROLLBACK TO request")
             try? execute("RELEASE request")
             // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.
-            for write in rollbackProofWrites[min(proofRecorded, rollbackProofWrites.count)...] { try? write(self) }
+            let proof = writeState.rollbackProofWrites
+            for write in proof[min(proofRecorded, proof.count)...] { try? write(self) }
             throw error
         }
     }
 
-    /// Runs one statement that returns no rows.
-    func execute(_ sql: String, _ arguments: [SQLValue] = [], cacheable: Bool = true) throws {
-        _ = try fetchRows(sql, arguments, cacheable: cacheable)
+    func run(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws {
+        try forEachRow(sql, arguments, cacheable: cacheable) { _ in }
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
@@ -256,7 +223,7 @@ extension SQLiteConnection {
 
 /// An SQLite failure, with its extended result code. The message is SQLite's own and never
 /// holds bound values, so it is safe to log.
-struct SQLiteError: Error, CustomStringConvertible {
+struct SQLiteError: DatabaseError, CustomStringConvertible {
     let code: Int32
     let message: String
 

@@ -29,12 +29,13 @@ enum SchemaStore {
     /// spread every insert over the whole table: creates slowed as it grew, 9.8k → 12.6k req/s
     /// measured over 50 s of creates. Such tables from older data dirs keep working as they are.)
     static func create(_ className: String, fields: [String: FieldType], classLevelPermissions: JSON?,
-                       in db: SQLiteConnection) throws -> ClassSchema {
+                       in db: any SQLConnection) throws -> ClassSchema {
         db.schemaChanged()
-        try db.execute(
-            "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?)",
-            [.text(className), .text(encode(fields)), classLevelPermissions.map { .text($0.jsonText) } ?? .null])
-        let schema = ClassSchema(id: db.lastInsertedRowID, className: className, fields: fields,
+        let inserted = try db.fetchRows(
+            "INSERT INTO _schema (className, fields, classLevelPermissions) VALUES (?, ?, ?) RETURNING id",
+            [.text(className), .text(encode(fields)), classLevelPermissions.map { .text($0.jsonText) } ?? .null], cacheable: true)
+        guard let id = inserted.first?.first?.integer else { throw StorageError.corruptRow(className: "_schema", objectId: className) }
+        let schema = ClassSchema(id: id, className: className, fields: fields,
                                  classLevelPermissions: classLevelPermissions.map(ClassSchema.completed), indexes: nil)
         try db.execute("""
             CREATE TABLE \(schema.tableName) (
@@ -51,7 +52,7 @@ enum SchemaStore {
     }
 
     /// Stores the schema's fields, permissions and indexes.
-    static func save(_ schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func save(_ schema: ClassSchema, in db: any SQLConnection) throws {
         db.schemaChanged()
         try db.execute(
             "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
@@ -60,7 +61,7 @@ enum SchemaStore {
     }
 
     /// Forgets the class and drops its table.
-    static func drop(_ schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func drop(_ schema: ClassSchema, in db: any SQLConnection) throws {
         db.schemaChanged()
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
         for field in TextIndex.fields(of: schema) { try TextIndex.drop(field, of: schema, in: db) }

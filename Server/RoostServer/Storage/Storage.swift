@@ -315,24 +315,24 @@ public final class Storage: Sendable {
     @discardableResult
     func trimChangeLog(windowSeconds: Int, maxChanges: Int) throws -> Int {
         try write { db in
-            guard let head = db.changeRecorder?.head else { return 0 }
+            guard let head = db.writeState.changeRecorder?.head else { return 0 }
             return try ChangeLog.trim(head: head, windowMilliseconds: Int64(windowSeconds) * 1000, maxChanges: Int64(maxChanges),
                                       now: Int64(Date().timeIntervalSince1970 * 1000), in: db)
         }
     }
 
     /// Runs `body` atomically on the writer; returns once its changes are committed.
-    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         var changedAuthentication = false
         var changedSchema = false
         var queuedMail = false
         let result = try writer.write { db in
-            db.changedAuthentication = false
-            db.changedSchema = false
-            db.queuedMail = false
+            db.writeState.changedAuthentication = false
+            db.writeState.changedSchema = false
+            db.writeState.queuedMail = false
             let value = try body(db)
             changedAuthentication = db.changedAuthentication
-            changedSchema = db.changedSchema
+            changedSchema = db.writeState.changedSchema
             queuedMail = db.queuedMail
             return value
         }

@@ -55,7 +55,7 @@ enum TextIndex {
     /// one, as does each request of a write batch, so writing FTS5 from the triggers cost 2.5× a create (measured,
     /// SQLite alone: 0.29–0.39 of the plain insert rate against 0.75 for one FTS5 insert per transaction). A query
     /// reads both tables (the staged rows are the writer's own transaction only).
-    static func create(_ field: String, of schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func create(_ field: String, of schema: ClassSchema, in db: any SQLConnection) throws {
         let base = base(schema, field), fts = table(schema, field), staged = staging(base), path = "'$.\(field)'"
         let words = { (row: String) in "roost_text_words(json_extract(\(row).data, \(path)), json_type(\(row).data, \(path)))" }
         let hasWords = { (row: String) in "json_type(\(row).data, \(path)) IN ('text', 'array')" }
@@ -93,7 +93,7 @@ enum TextIndex {
     }
 
     /// Moves the staged words of the indexes named by `bases` into their FTS5 tables (before a commit).
-    static func flush(_ bases: Set<String>, in db: SQLiteConnection) throws {
+    static func flush(_ bases: Set<String>, in db: any SQLConnection) throws {
         for base in bases.sorted() {
             let fts = "\"\(base)\"", staged = staging(base)
             try db.execute("DELETE FROM \(fts) WHERE rowid IN (SELECT rowid FROM \(staged) WHERE replaced)")
@@ -103,19 +103,19 @@ enum TextIndex {
     }
 
     /// Flushes what a connection that does not flush left staged (a migration's, through GRDB).
-    static func flushAll(in db: SQLiteConnection) throws {
+    static func flushAll(in db: any SQLConnection) throws {
         let names = try db.fetchRows("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'c*_text_*$new'", [], cacheable: false)
         try flush(Set(names.compactMap { $0.first?.text.map { String($0.dropLast(3)) } }), in: db)
     }
 
-    static func drop(_ field: String, of schema: ClassSchema, in db: SQLiteConnection) throws {
+    static func drop(_ field: String, of schema: ClassSchema, in db: any SQLConnection) throws {
         for event in ["insert", "update", "delete"] { try db.execute("DROP TRIGGER IF EXISTS \(trigger(schema, field, event))", cacheable: false) }
         try db.execute("DROP TABLE IF EXISTS \(table(schema, field))", cacheable: false)
         try db.execute("DROP TABLE IF EXISTS \(staging(base(schema, field)))", cacheable: false)
     }
 
     /// Drops the text index of a field being deleted and the declared indexes naming it.
-    static func forget(_ field: String, of schema: ClassSchema, in db: SQLiteConnection) throws -> ClassSchema {
+    static func forget(_ field: String, of schema: ClassSchema, in db: any SQLConnection) throws -> ClassSchema {
         guard fields(of: schema).contains(field), case .object(var indexes)? = schema.indexes else { return schema }
         try drop(field, of: schema, in: db)
         indexes = indexes.filter { $0.value[field]?.stringValue != marker }
@@ -128,7 +128,7 @@ enum TextIndex {
 
     /// Parse's way (`createTextIndexesIfNeeded`): adds `<field>_text: {<field>: "text"}` to the schema's indexes
     /// and creates it. Returns the schema unchanged when the field cannot have one or already has one.
-    static func declareAutomatically(_ field: String, in schema: ClassSchema, in db: SQLiteConnection) throws -> ClassSchema {
+    static func declareAutomatically(_ field: String, in schema: ClassSchema, in db: any SQLConnection) throws -> ClassSchema {
         guard accepts(schema.fields[field]), !fields(of: schema).contains(field) else { return schema }
         var indexes = schema.indexes?.objectValue ?? [:]
         var name = "\(field)_text"

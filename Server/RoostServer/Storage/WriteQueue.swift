@@ -52,7 +52,7 @@ final class WriteQueue: @unchecked Sendable {
     /// Records object writes with `recorder` and hands them to `onCommit` once committed.
     func observeCommits(with recorder: ChangeRecorder, onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws {
         try withConnection { connection in
-            connection.changeRecorder = recorder
+            connection.writeState.changeRecorder = recorder
             self.onCommit = onCommit
         }
     }
@@ -126,9 +126,9 @@ final class WriteQueue: @unchecked Sendable {
     private func commit(_ group: [Job]) {
         defer {
             // A failed transaction has dropped its changes already (`inTransaction`).
-            if !connection.objectChanges.isEmpty {
-                let changes = connection.objectChanges
-                connection.objectChanges = []
+            if !connection.writeState.objectChanges.isEmpty {
+                let changes = connection.writeState.objectChanges
+                connection.writeState.objectChanges = []
                 onCommit?(changes)
             }
         }

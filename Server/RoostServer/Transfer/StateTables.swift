@@ -62,7 +62,7 @@ struct StateTable {
     }
 
     /// Inserts one record's row. - Throws: a description of the member at fault.
-    func insert(_ record: [String: JSON], into db: SQLiteConnection) throws(StateTableError) {
+    func insert(_ record: [String: JSON], into db: any SQLConnection) throws(StateTableError) {
         var values: [SQLValue] = []
         for (name, kind) in columns {
             let member = record[name] ?? .null

@@ -1,0 +1,91 @@
+/// The storage seam: what the stores (objects, users, sessions, schemas, relations, tokens, mail...) run
+/// their SQL on inside `Storage.write`. SQLite's lean connection conforms; PostgreSQL's is to follow.
+///
+/// Store code writes one SQL text with `?` placeholders wherever the two databases agree, and asks
+/// `dialect` for the few statements where they do not. Not `Sendable`: one thread uses a connection at a time.
+protocol SQLConnection: AnyObject, SQLQuerying {
+    /// Which SQL the connection speaks, for the statements that differ.
+    var dialect: SQLDialect { get }
+    /// Runs one statement that returns no rows. Call `execute`, which has the defaults.
+    func run(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { get }
+    /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws.
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T
+    /// What the current write transaction did that others act on once it commits.
+    var writeState: WriteState { get }
+}
+
+/// The SQL a connection speaks.
+enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+}
+
+/// A database error the stores tell apart, whichever database raised it.
+protocol DatabaseError: Error {
+    /// A row with the same primary key exists.
+    var isPrimaryKeyViolation: Bool { get }
+    /// A unique index refused the row.
+    var isUniqueViolation: Bool { get }
+}
+
+/// What one write transaction did, read by `Storage.write` after it commits, and what undoing it
+/// must redo. Starts over with every transaction.
+final class WriteState {
+    /// Set by writes that change sessions or roles: the session cache is invalidated after commit.
+    var changedAuthentication = false
+    /// Set by `schemaChanged()`: the readers' `SchemaCache` is invalidated after commit.
+    var changedSchema = false
+    /// Set by a write that queued a mail (`MailOutbox`): the sender is woken once it has committed.
+    var queuedMail = false
+    /// LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
+    /// and what it recorded in the current transaction (published once committed).
+    var changeRecorder: ChangeRecorder?
+    var objectChanges: [ObjectChange] = []
+    /// Writes made with `survivingRollback` in the current transaction, made again after a rollback.
+    var rollbackProofWrites: [(any SQLConnection) throws -> Void] = []
+    /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
+    /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
+    /// clears it too. Read-only connections never use it (their snapshots move with other commits).
+    var schemaCache: [String: ClassSchema] = [:]
+}
+
+extension SQLConnection {
+    func execute(_ sql: String, _ arguments: [SQLValue] = [], cacheable: Bool = true) throws {
+        try run(sql, arguments, cacheable: cacheable)
+    }
+
+    var changedAuthentication: Bool {
+        get { writeState.changedAuthentication }
+        set { writeState.changedAuthentication = newValue }
+    }
+    var queuedMail: Bool {
+        get { writeState.queuedMail }
+        set { writeState.queuedMail = newValue }
+    }
+    var schemaCache: [String: ClassSchema] {
+        get { writeState.schemaCache }
+        set { writeState.schemaCache = newValue }
+    }
+
+    /// Called by every write to `_schema`: the writer's cache starts over, the readers' after the commit.
+    func schemaChanged() {
+        writeState.schemaCache.removeAll()
+        writeState.changedSchema = true
+    }
+
+    /// The recorder, when it records `className`'s writes.
+    func recorder(for className: String) -> ChangeRecorder? {
+        guard let recorder = writeState.changeRecorder, recorder.records(className) else { return nil }
+        return recorder
+    }
+
+    /// Runs `write` now and, should the transaction or a savepoint around it be undone, again after that:
+    /// for what a failing request must still leave behind (a failed log-in counts towards the lockout even
+    /// as a batch item, whose savepoint its error undoes). `write` must apply a change relative to what it finds.
+    func survivingRollback(_ write: @escaping (any SQLConnection) throws -> Void) throws {
+        try write(self)
+        writeState.rollbackProofWrites.append(write)
+    }
+}

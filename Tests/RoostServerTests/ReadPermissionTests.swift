@@ -93,7 +93,7 @@ import Testing
     /// Public rows keep no reader list; the restricted ones have their own index, and declared indexes end with `rperm`.
     @Test func publicRowsAreFoundWithoutTheirRowsReaderList() throws {
         try withStore { store, path in
-            let db = try SQLiteConnection(path: path, readOnly: true, pragmas: Storage.pragmas)
+            let db = try SQLiteConnection(path: path, readOnly: true, pragmas: SQLiteEngine.pragmas)
             try checkShape(db)
             // The ordered walk uses the index on n (with rperm in it): no table scan, no sort.
             let plan = try store.queryPlan(className: "Item", parameters: ["order": "n", "skip": 50, "limit": 5], readableBy: ["*", "u1"])
@@ -117,7 +117,7 @@ import Testing
         try withDirectory { directory in
             try seededStore(directory).close()
             let path = directory + "/roost.sqlite"
-            let old = try SQLiteConnection(path: path, readOnly: false, pragmas: Storage.pragmas)
+            let old = try SQLiteConnection(path: path, readOnly: false, pragmas: SQLiteEngine.pragmas)
             for sql in ["UPDATE c1 SET rperm = '[\"*\"]' WHERE acl IS NOT NULL AND rperm IS NULL",
                         "DROP INDEX c1_restricted", "DROP INDEX c1_i_n_1", "CREATE INDEX c1_i_n_1 ON c1 (json_extract(data, '$.n'))",
                         "DELETE FROM grdb_migrations WHERE identifier = 'v13: indexable read permission'"] {
@@ -127,7 +127,7 @@ import Testing
             try old.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false)
             let reopened = try EmbeddedStore(dataDirectory: directory)
             defer { try? reopened.close() }
-            try checkShape(try SQLiteConnection(path: path, readOnly: true, pragmas: Storage.pragmas))
+            try checkShape(try SQLiteConnection(path: path, readOnly: true, pragmas: SQLiteEngine.pragmas))
             let anonymous = try reopened.find(className: "Item", parameters: ["order": "n", "limit": 1000], asUser: nil)
             #expect(try numbers(anonymous) == expected([0, 1]))
             let counted = try reopened.find(className: "Item", parameters: ["count": 1, "limit": 0], asUser: "u1")

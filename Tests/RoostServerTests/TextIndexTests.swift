@@ -9,7 +9,7 @@ import Testing
 @Suite struct TextIndexTests {
     /// The server's database, read beside it (WAL: the server keeps writing).
     func database(_ server: TestServer) throws -> SQLiteConnection {
-        try SQLiteConnection(path: server.dataDirectory.path + "/roost.sqlite", readOnly: true, pragmas: Storage.pragmas)
+        try SQLiteConnection(path: server.dataDirectory.path + "/roost.sqlite", readOnly: true, pragmas: SQLiteEngine.pragmas)
     }
 
     /// The FTS5 table of `field` of `className`, or nil when there is none.

@@ -35,7 +35,7 @@ import Testing
             let readStarted = DispatchSemaphore(value: 0), readEnded = DispatchSemaphore(value: 0)
             Thread {
                 defer { readEnded.signal() }
-                guard let reader = try? SQLiteConnection(path: path, readOnly: true, pragmas: Storage.pragmas),
+                guard let reader = try? SQLiteConnection(path: path, readOnly: true, pragmas: SQLiteEngine.pragmas),
                     (try? reader.execute("BEGIN")) != nil,
                     (try? reader.fetchRows("SELECT count(*) FROM filler", [], cacheable: false)) != nil
                 else { readStarted.signal(); return }

@@ -41,7 +41,7 @@ enum Idempotency {
             }
             // Committed now, unless a batch's transaction holds it: then the batch answers it.
             return context.transaction == nil ? try response.committed() : response
-        } catch let error as SQLiteError where error.isPrimaryKeyViolation {
+        } catch let error as any DatabaseError where error.isPrimaryKeyViolation {
             // A twin of this request committed first (its write is the one kept): answer as it would a repeat.
             if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
             throw error

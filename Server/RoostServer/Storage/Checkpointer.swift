@@ -53,7 +53,7 @@ final class Checkpointer: @unchecked Sendable {
 
     init(path: String, writer: WriteQueue, interval: DispatchTimeInterval = .milliseconds(100),
          catchUpFrames: Int64 = defaultCatchUpFrames, idleDelay: DispatchTimeInterval = defaultIdleDelay) throws {
-        connection = try SQLiteConnection(path: path, readOnly: false, pragmas: Storage.pragmas)
+        connection = try SQLiteConnection(path: path, readOnly: false, pragmas: SQLiteEngine.pragmas)
         databaseDescriptor = open(path, O_RDONLY | O_CLOEXEC)
         self.writer = writer
         self.interval = interval

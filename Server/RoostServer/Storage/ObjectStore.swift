@@ -38,7 +38,7 @@ enum ObjectStore {
         let values = arguments(for: object)
         do {
             try db.execute(sql, values)
-        } catch let error as SQLiteError where error.isPrimaryKeyViolation || error.isUniqueViolation {
+        } catch let error as any DatabaseError where error.isPrimaryKeyViolation || error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
         try db.recorder(for: schema.className)?.record(schema.className, before: nil, after: row(values, schema), in: db)
@@ -54,7 +54,7 @@ enum ObjectStore {
         values.append(values.removeFirst())  // objectId goes last, for the WHERE.
         do {
             try db.execute(sql, values)
-        } catch let error as SQLiteError where error.isUniqueViolation {
+        } catch let error as any DatabaseError where error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
         if let recorder, db.changes > 0 { try recorder.record(schema.className, before: before, after: after, in: db) }

@@ -20,7 +20,7 @@ final class ReaderPool: @unchecked Sendable {
         if let pointer = pthread_getspecific(key) {
             return Unmanaged<SQLiteConnection>.fromOpaque(pointer).takeUnretainedValue()
         }
-        let reader = try SQLiteConnection(path: path, readOnly: true, pragmas: Storage.pragmas)
+        let reader = try SQLiteConnection(path: path, readOnly: true, pragmas: SQLiteEngine.pragmas)
         lock.withLock { all.append(reader) }  // Keeps it alive; the thread slot holds an unretained pointer.
         pthread_setspecific(key, Unmanaged.passUnretained(reader).toOpaque())
         return reader

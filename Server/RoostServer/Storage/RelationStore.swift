@@ -8,7 +8,7 @@ enum RelationStore {
             guard case .relation(_, let added, let removed) = operation else { continue }
             if className == RoleStore.className { db.changedAuthentication = true }  // Role membership changed.
             for relatedId in added {
-                try db.execute("INSERT OR IGNORE INTO _join (owningClass, field, owningId, relatedId) VALUES (?, ?, ?, ?)",
+                try db.execute("INSERT INTO _join (owningClass, field, owningId, relatedId) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                                [.text(className), .text(field), .text(objectId), .text(relatedId)])
             }
             for relatedId in removed {

@@ -27,7 +27,7 @@ final class SQLiteConnection: SQLConnection {
     private static let statementCacheLimit = 256
 
     /// Opens the existing database at `path`. See https://sqlite.org/c3ref/open.html
-    /// - Parameter pragmas: SQL run once on the new connection (`Storage.pragmas`).
+    /// - Parameter pragmas: SQL run once on the new connection (`SQLiteEngine.pragmas`).
     init(path: String, readOnly: Bool, pragmas: String) throws {
         var connection: OpaquePointer?
         let mode = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE

@@ -13,10 +13,10 @@ enum TransferDatabase {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw TransferError("no database at \(path): is --data-dir (ROOST_DATA_DIR) the server's data directory?")
         }
-        let pool = try DatabasePool(path: path, configuration: Storage.migrationConfiguration)
-        try Storage.migrator.migrate(pool)
+        let pool = try DatabasePool(path: path, configuration: SQLiteEngine.migrationConfiguration)
+        try SQLiteEngine.migrator.migrate(pool)
         try pool.close()
-        return try SQLiteConnection(path: path, readOnly: readOnly, pragmas: Storage.pragmas)
+        return try SQLiteConnection(path: path, readOnly: readOnly, pragmas: SQLiteEngine.pragmas)
     }
 }
 

@@ -1,0 +1,15 @@
+/// The database under `Storage`: runs its writes atomically and its reads in one snapshot.
+/// `SQLiteEngine` is the default; `Storage` keeps everything that does not depend on which it is.
+protocol StorageEngine: AnyObject, Sendable {
+    /// Runs `body` in one transaction; returns once its changes are committed.
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// Runs `body` in one snapshot of the last commit, within the query time limit (past it: Parse's 124).
+    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T
+    /// LiveQuery's hook (see `Storage.observeCommits`). Returns the change log's head.
+    func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64
+    /// Stops every read in progress and any later one (shutdown: nothing waits for a slow query).
+    func interruptReads()
+    /// Closes every connection. No request may be running.
+    func close() throws
+}

@@ -4,8 +4,6 @@
 /// Store code writes one SQL text with `?` placeholders wherever the two databases agree, and asks
 /// `dialect` for the few statements where they do not. Not `Sendable`: one thread uses a connection at a time.
 protocol SQLConnection: AnyObject, SQLQuerying {
-    /// Which SQL the connection speaks, for the statements that differ.
-    var dialect: SQLDialect { get }
     /// Runs one statement that returns no rows. Call `execute`, which has the defaults.
     func run(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws
     /// Rows changed by the last INSERT, UPDATE or DELETE.
@@ -20,6 +18,18 @@ protocol SQLConnection: AnyObject, SQLQuerying {
 enum SQLDialect: Sendable {
     case sqlite
     case postgres
+
+    /// The column types of a class table: SQLite keeps `data` as JSON text (read with `json_extract`),
+    /// PostgreSQL as `jsonb`; both keep times as integer milliseconds.
+    var classTableColumns: String {
+        switch self {
+        case .sqlite:
+            "objectId TEXT NOT NULL UNIQUE, createdAt INTEGER NOT NULL, updatedAt INTEGER NOT NULL, acl TEXT, rperm TEXT, data TEXT NOT NULL"
+        case .postgres:
+            // Unquoted, as the stores' SQL names them: PostgreSQL folds both to lower case.
+            "objectId TEXT NOT NULL UNIQUE, createdAt BIGINT NOT NULL, updatedAt BIGINT NOT NULL, acl TEXT, rperm TEXT, data JSONB NOT NULL"
+        }
+    }
 }
 
 /// A database error the stores tell apart, whichever database raised it.

@@ -18,6 +18,8 @@ enum SQLValue: Equatable {
 
 /// Runs statements that return rows; the reader and writer connections both conform.
 protocol SQLQuerying {
+    /// Which SQL the connection speaks, for the statements that differ.
+    var dialect: SQLDialect { get }
     /// All rows of `sql`, each as its column values. `cacheable` marks SQL whose text is fixed
     /// (not shaped by a client query), so a statement cache stays bounded.
     func fetchRows(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws -> [[SQLValue]]

@@ -37,16 +37,7 @@ enum SchemaStore {
         guard let id = inserted.first?.first?.integer else { throw StorageError.corruptRow(className: "_schema", objectId: className) }
         let schema = ClassSchema(id: id, className: className, fields: fields,
                                  classLevelPermissions: classLevelPermissions.map(ClassSchema.completed), indexes: nil)
-        try db.execute("""
-            CREATE TABLE \(schema.tableName) (
-                objectId TEXT NOT NULL UNIQUE,
-                createdAt INTEGER NOT NULL,
-                updatedAt INTEGER NOT NULL,
-                acl TEXT,
-                rperm TEXT,
-                data TEXT NOT NULL
-            )
-            """, cacheable: false)
+        try db.execute("CREATE TABLE \(schema.tableName) (\(db.dialect.classTableColumns))", cacheable: false)
         try db.execute(ReadPermission.restrictedIndexSQL(table: schema.tableName, tableID: schema.id), cacheable: false)
         return schema
     }

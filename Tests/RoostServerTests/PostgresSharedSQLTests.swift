@@ -126,6 +126,10 @@ import Testing
             #expect(try pair.both("SELECT count(*) FROM {T} WHERE json_extract(data, '$.name') IS NULL") == [[.integer(3)]])
             #expect(try pair.both("SELECT json_extract(data, '$.authData.anonymous.id') FROM {T} WHERE objectId = ?", [.text("u3")]) == [[.text("anon-u3")]])
 
+            // RelationStore's marker of a new Relation field, as written.
+            _ = try pair.both("UPDATE {T} SET data = json_set(data, '$.friends', json(?))", [.text(#"{"__type":"Relation","className":"_User"}"#)])
+            #expect(try pair.both("SELECT DISTINCT json_extract(data, '$.friends.className') FROM {T}") == [[.text("_User")]])
+
             // RelationStore: INSERT OR IGNORE → ON CONFLICT DO NOTHING (both read it).
             let relate = "INSERT INTO _join (owningClass, field, owningId, relatedId) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
             for expectedChanges in [1, 0] {

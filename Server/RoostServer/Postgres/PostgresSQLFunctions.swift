@@ -10,6 +10,9 @@
 ///   answering text. SQLite answers a JSON number as a number; this answers its text, so use it for strings and
 ///   for the stores' lookups, not to compare or sort numbers (the query compilers have their own expressions).
 /// - `json_remove(jsonb, text) → jsonb`: removes the key at a `'$.a.b'` path.
+/// - `json_set(jsonb, text, json) → jsonb` and `json(text) → json`: `json_set(data, '$.field', json(?))`
+///   (`RelationStore`) sets a key to a JSON value given as text; `jsonb_set` creates the last key of the path only.
+///   (From PostgreSQL 17 `json(...)` is SQL's own JSON() constructor, which answers the same.)
 /// - `instr(text, text) → integer`: `strpos`. In a condition write `instr(a, b) > 0` (both databases): PostgreSQL
 ///   does not read an integer as a truth value.
 /// - `max(bigint, bigint)`, `min(bigint, bigint)`: SQLite's two-argument scalar `max`/`min` (NULL when either is NULL,
@@ -26,6 +29,12 @@ enum PostgresSQLFunctions {
         CREATE FUNCTION json_remove(document jsonb, path text) RETURNS jsonb
             LANGUAGE sql IMMUTABLE PARALLEL SAFE
             AS $$ SELECT document #- string_to_array(substring(path FROM 3), '.') $$;
+        CREATE FUNCTION json(value text) RETURNS json
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE
+            AS $$ SELECT value::json $$;
+        CREATE FUNCTION json_set(document jsonb, path text, value json) RETURNS jsonb
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE
+            AS $$ SELECT jsonb_set(document, string_to_array(substring(path FROM 3), '.'), value::jsonb) $$;
         CREATE FUNCTION instr(haystack text, needle text) RETURNS integer
             LANGUAGE sql IMMUTABLE PARALLEL SAFE
             AS $$ SELECT strpos(haystack, needle) $$;

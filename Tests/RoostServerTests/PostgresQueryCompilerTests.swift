@@ -90,17 +90,21 @@ import Testing
     @Test func eachWhereFindsWhatParseFinds() throws {
         let db = try PostgresConnection(url: try PostgresTestCluster.url())
         let table = "things_" + UUID().uuidString.prefix(8).lowercased()
-        try db.execute(#"CREATE TABLE \#(table) ("objectId" text PRIMARY KEY, "createdAt" bigint, "updatedAt" bigint, data jsonb NOT NULL)"#)
+        // The class table as the server makes it (`PostgresClassTable`), under a name of its own.
+        for statement in PostgresClassTable.createStatements(table: table, tableID: Int64.random(in: 1_000_000...Int64.max)) {
+            try db.execute(statement)
+        }
         defer { _ = try? db.execute("DROP TABLE \(table)") }
         for object in Self.objects {
             let millis = Int64(try #require(ParseDate(iso: object.createdAt)).millisecondsSince1970)
-            try db.query("INSERT INTO \(table) VALUES ($1, $2, $2, $3::jsonb)", [.text(object.id), .int(millis), .text(object.data)])
+            try db.query("INSERT INTO \(table) (objectId, createdAt, updatedAt, data) VALUES ($1, $2, $2, $3::jsonb)",
+                         [.text(object.id), .int(millis), .text(object.data)])
         }
         let compiler = PostgresQueryCompiler(schema: Self.schema)
         for (whereText, expected) in Self.cases {
             let constraint = try QueryConstraint.parse(where: try JSONParser.parse(whereText))
             let fragment = try compiler.compile(constraint)
-            let sql = "SELECT \"objectId\" FROM \(table) WHERE \(fragment.numbered()) ORDER BY \"objectId\""
+            let sql = "SELECT objectId FROM \(table) WHERE \(fragment.numbered()) ORDER BY objectId"
             do {
                 let ids = try db.query(sql, fragment.parameters).rows.map { try $0.string(0) ?? "" }
                 #expect(ids == expected, "\(whereText)\n\(sql)")
@@ -115,7 +119,7 @@ import Testing
         let db = try PostgresConnection(url: try PostgresTestCluster.url())
         let table = "indexed_" + UUID().uuidString.prefix(8).lowercased()
         try db.execute("""
-            CREATE TABLE \(table) ("objectId" text PRIMARY KEY, "createdAt" bigint, "updatedAt" bigint, data jsonb NOT NULL);
+            CREATE TABLE \(table) (objectId text PRIMARY KEY, createdAt bigint, updatedAt bigint, data jsonb NOT NULL);
             INSERT INTO \(table) SELECT 'o' || i, 0, 0, jsonb_build_object('score', i) FROM generate_series(1, 5000) AS i;
             CREATE INDEX \(table)_score ON \(table) (((data ->> 'score')::float8));
             ANALYZE \(table);

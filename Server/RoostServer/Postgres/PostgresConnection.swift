@@ -24,6 +24,8 @@ public final class PostgresConnection {
     private var prepared: [String: PreparedStatement] = [:]
     private var nextStatementNumber = 0
     private var useCounter = 0
+    /// Rows the last INSERT, UPDATE or DELETE run through `SQLQuerying` changed (see `changes`).
+    var lastChangedRows = 0
 
     private struct PreparedStatement {
         let name: String
@@ -109,7 +111,7 @@ public final class PostgresConnection {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    private func statementName(for key: String, sql: String, types: [UInt32]) throws -> String {
+    func statementName(for key: String, sql: String, types: [UInt32]) throws -> String {
         useCounter += 1
         if let statement = prepared[key] {
             prepared[key]?.lastUse = useCounter
@@ -161,7 +163,8 @@ public final class PostgresConnection {
             if !isConnected {
                 throw PostgresError(.connectionLost, sqlState: state, message: message, endpoint: endpoint)
             }
-            throw PostgresError(.server, sqlState: state, message: message, detail: field("D"), endpoint: endpoint)
+            throw PostgresError(.server, sqlState: state, message: message, detail: field("D"), constraint: field("n"),
+                                endpoint: endpoint)
         }
     }
 

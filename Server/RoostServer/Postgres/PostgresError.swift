@@ -62,14 +62,18 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public let message: String
     /// The server's DETAIL line, if any (for 23505: which key was duplicated).
     public let detail: String?
+    /// The constraint a 23xxx error names (`_session_pkey`, `c3_objectid_key`), as the server reports it.
+    public let constraint: String?
     /// Which server, redacted: `roost@127.0.0.1:5432/roost`.
     public let endpoint: String
 
-    public init(_ kind: Kind, sqlState: SQLState? = nil, message: String, detail: String? = nil, endpoint: String) {
+    public init(_ kind: Kind, sqlState: SQLState? = nil, message: String, detail: String? = nil, constraint: String? = nil,
+                endpoint: String) {
         self.kind = kind
         self.sqlState = sqlState
         self.message = message.trimmingCharacters(in: .whitespacesAndNewlines)
         self.detail = detail
+        self.constraint = constraint
         self.endpoint = endpoint
     }
 

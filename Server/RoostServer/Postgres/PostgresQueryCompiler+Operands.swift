@@ -18,8 +18,8 @@ extension PostgresQueryCompiler {
 
     /// A built-in column as text: the dates as Parse's ISO form (`2026-11-26T10:00:00.123Z`), which sorts as they do.
     func builtInText(_ key: String) -> String {
-        key == "objectId" ? "\"objectId\""
-            : "to_char(to_timestamp(\"\(key)\" / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+        key == "objectId" ? "objectId"
+            : "to_char(to_timestamp(\(key) / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
     }
 
     /// The form equality and `$in` compare: a Pointer by `objectId`, a Date by `iso` (with the path into the
@@ -43,11 +43,11 @@ extension PostgresQueryCompiler {
             let (_, plain) = comparable(value)
             if key == "objectId" {
                 guard let id = plain.stringValue else { return PostgresFragment(sql: "FALSE") }
-                return PostgresFragment(sql: "\"objectId\" \(op) \(mark)\(collate)", parameters: [.text(id)])
+                return PostgresFragment(sql: "objectId \(op) \(mark)\(collate)", parameters: [.text(id)])
             }
             let date = plain.stringValue.flatMap(ParseDate.init(iso:))
             guard let date else { return PostgresFragment(sql: "FALSE") }
-            return PostgresFragment(sql: "\"\(key)\" \(op) \(mark)", parameters: [.int(date.millisecondsSince1970)])
+            return PostgresFragment(sql: "\(key) \(op) \(mark)", parameters: [.int(date.millisecondsSince1970)])
         }
         let (path, plain) = comparable(value)
         var target = subject ?? json(key)

@@ -24,8 +24,8 @@ struct PostgresFragment {
 }
 
 /// Compiles a `QueryConstraint` into a PostgreSQL `WHERE` expression over one class table shaped as
-/// `("objectId" text, "createdAt" bigint, "updatedAt" bigint, data jsonb)` (milliseconds, as the SQLite tables keep
-/// them), with the semantics of `QueryCompiler` (SQLite): values of another type never match, a missing field is
+/// `PostgresClassTable` makes it: `objectId text, createdAt bigint, updatedAt bigint, data jsonb` (unquoted names, as
+/// the stores' shared SQL writes them; milliseconds, as the SQLite tables keep them), with the semantics of `QueryCompiler` (SQLite): values of another type never match, a missing field is
 /// "not equal", an Array field matches through any element, Pointers compare by objectId, Dates by their ISO text.
 ///
 /// Covered: `$and $or $nor`, equality, `$ne $lt $lte $gt $gte $in $nin $exists $all $containedBy $regex`, `$relativeTime`

@@ -11,6 +11,8 @@ public final class PostgresResult {
     public let columns: [String]
     /// Rows the statement changed, inserted or returned (`PQcmdTuples`; 0 when it does not say).
     public let affectedRows: Int
+    /// The command tag (`PQcmdStatus`): `INSERT 0 1`, `UPDATE 3`, `SELECT 2`, `BEGIN`.
+    public let commandTag: String
 
     /// Takes ownership of a result whose status is already checked.
     init(taking handle: OpaquePointer) {
@@ -18,6 +20,7 @@ public final class PostgresResult {
         count = Int(PQntuples(handle))
         columns = (0..<PQnfields(handle)).map { String(cString: PQfname(handle, $0)) }
         affectedRows = Int(String(cString: PQcmdTuples(handle))) ?? 0
+        commandTag = String(cString: PQcmdStatus(handle))
     }
 
     deinit { PQclear(handle) }

@@ -107,7 +107,7 @@ enum SQLiteScratch {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("roost.sqlite").path
         try Storage(path: path).close()
-        try body(try SQLiteConnection(path: path, readOnly: false, pragmas: Storage.pragmas))
+        try body(try SQLiteConnection(path: path, readOnly: false, pragmas: SQLiteEngine.pragmas))
     }
 
     /// The columns as PostgreSQL names them (folded to lower case), INTEGER as bigint and TEXT as text; an INTEGER

@@ -26,6 +26,8 @@ public final class PostgresConnection {
     private var useCounter = 0
     /// Rows the last INSERT, UPDATE or DELETE run through `SQLQuerying` changed (see `changes`).
     var lastChangedRows = 0
+    /// What the current write transaction did (see `Storage.write`).
+    let writeState = WriteState()
 
     private struct PreparedStatement {
         let name: String

@@ -8,8 +8,6 @@ protocol SQLConnection: AnyObject, SQLQuerying {
     func run(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { get }
-    /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws.
-    func inSavepoint<T>(_ body: () throws -> T) throws -> T
     /// What the current write transaction did that others act on once it commits.
     var writeState: WriteState { get }
 }
@@ -89,6 +87,28 @@ extension SQLConnection {
     func recorder(for className: String) -> ChangeRecorder? {
         guard let recorder = writeState.changeRecorder, recorder.records(className) else { return nil }
         return recorder
+    }
+
+    /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws, and the
+    /// transaction stays usable (PostgreSQL aborts a whole transaction at its first error unless a savepoint catches it).
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try execute("SAVEPOINT request")
+        let recorded = writeState.objectChanges.count
+        let proofRecorded = writeState.rollbackProofWrites.count
+        do {
+            let result = try body()
+            try execute("RELEASE SAVEPOINT request")
+            return result
+        } catch {
+            writeState.schemaCache.removeAll()
+            writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
+            try? execute("ROLLBACK TO SAVEPOINT request")
+            try? execute("RELEASE SAVEPOINT request")
+            // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.
+            let proof = writeState.rollbackProofWrites
+            for write in proof[min(proofRecorded, proof.count)...] { try? write(self) }
+            throw error
+        }
     }
 
     /// Runs `write` now and, should the transaction or a savepoint around it be undone, again after that:

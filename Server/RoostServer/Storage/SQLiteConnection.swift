@@ -106,27 +106,6 @@ final class SQLiteConnection: SQLConnection {
         }
     }
 
-    /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws.
-    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try execute("SAVEPOINT request")
-        let recorded = writeState.objectChanges.count
-        let proofRecorded = writeState.rollbackProofWrites.count
-        do {
-            let result = try body()
-            try execute("RELEASE request")
-            return result
-        } catch {
-            writeState.schemaCache.removeAll()
-            writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
-            try? execute("ROLLBACK TO request")
-            try? execute("RELEASE request")
-            // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.
-            let proof = writeState.rollbackProofWrites
-            for write in proof[min(proofRecorded, proof.count)...] { try? write(self) }
-            throw error
-        }
-    }
-
     func run(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws {
         try forEachRow(sql, arguments, cacheable: cacheable) { _ in }
     }

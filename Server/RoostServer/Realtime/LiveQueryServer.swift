@@ -20,7 +20,7 @@ final class LiveQueryServer: @unchecked Sendable {
         var masterKey: String
         var masterKeyIPs: [AddressRange]
         /// The live classes (nil: all); subscribing to another is refused with 119.
-        var classes: Set<String>? = nil
+        var classes: LiveQueryClassNames? = nil
         /// Whether changes are kept in the change log (resume); without it every resume answers `resumed: false`.
         var logsChanges = true
         var maxSubscriptionsPerClient = 100

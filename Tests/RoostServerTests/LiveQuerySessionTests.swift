@@ -74,6 +74,14 @@ import Testing
         }
         #expect(!events.contains { $0["object"]?["sessionToken"] != nil || $0["original"]?["sessionToken"] != nil })
         #expect(try await bobSocket.drain(quiet: 1).isEmpty, "Ann's sessions are not Bob's to see")
+
+        // `query` answers with her current sessions as events show them: no token, hers only.
+        try annSocket.send(["op": "query", "requestId": 1])
+        let result = try #require(try await annSocket.next())
+        let ids = Set((result["results"]?.arrayValue ?? []).compactMap { $0["objectId"]?.stringValue })
+        #expect(result["op"] == "result" && ids.count == 3 && ids.contains(tvId) && !ids.contains(laptopId), "\(result)")
+        #expect(result["results"]?.arrayValue?.allSatisfy { $0["user"] == pointer("_User", ann.id) && $0["sessionToken"] == nil } == true)
+        for token in [ann.token, tvToken, upgradedToken] { #expect(!result.jsonText.contains(token)) }
     }
 
     /// A password change revokes all the user's sessions and starts one (as the REST answer's token): deletes, then the

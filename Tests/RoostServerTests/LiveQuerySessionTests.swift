@@ -107,6 +107,27 @@ import Testing
         #expect(seqs == seqs.sorted() && Set(seqs).count == 4, "\(seqs)")
     }
 
+    /// A password reset through the mailed link revokes every session of the user (Parse's default
+    /// `revokeSessionOnPasswordReset`): one delete each, in the reset's transaction.
+    @Test func aPasswordResetSendsTheDeleteOfEverySession() async throws {
+        let accounts = try AccountServer()
+        let api = accounts.api
+        let ann = try await api.signUp("ann", "pw-ann", ["email": "ann@example.com"], headers: ["X-Parse-Installation-Id": "phone"])
+        let laptop = try await api.logIn("ann", "pw-ann", headers: ["X-Parse-Installation-Id": "laptop"])
+        let ids: Set<JSON> = [.string(try await sessionId(api, token: ann.token)), .string(try await sessionId(api, token: laptop.token))]
+        let master = try await subscribed(api.server, connect: ["masterKey": .string(TestServer.masterKey)]).socket
+
+        _ = try await api.send("POST", "/requestPasswordReset", json: ["email": "ann@example.com"])
+        let resetToken = try #require(token(in: try await accounts.sink.waitForMails(1).first?.link))
+        let reset = try accounts.page("/parse/apps/\(TestServer.applicationId)/request_password_reset",
+                                      form: [("new_password", "pw-ann-2"), ("token", resetToken), ("username", "ann")])
+        #expect(reset.status == 302, "\(reset.body)")
+
+        let events = try await events(2, from: master)
+        #expect(events.map { $0["op"] ?? .null } == ["delete", "delete"], "\(events)")
+        #expect(Set(events.map { $0["object"]?["objectId"] ?? .null }) == ids)
+    }
+
     /// Session changes are in the change log: a client that was away gets them on resume, in order, and the same
     /// rule as live (its own sessions only).
     @Test func aResumeReplaysTheSessionChangesItMissed() async throws {

@@ -285,7 +285,7 @@ public final class RoostServer: @unchecked Sendable {
     /// Switches a LiveQuery client to WebSocket (Parse-Swift keeps the server URL's path; other clients use `/`).
     private func liveQueryUpgrade(_ request: HTTPRequest) -> HTTPResponse {
         guard let liveQuery else { return HTTPResponse(status: 503) }
-        guard let slot = liveQuery.reserveConnection(from: request.clientAddress) else {
+        guard let slot = liveQuery.reserveConnection(from: request.clientAddress, counted: request.countedClient) else {
             return HTTPResponse(status: 429, headers: [("Content-Type", "text/plain"), ("Retry-After", "1")],
                                 body: Array("Too many LiveQuery connections from this address (--live-query-max-connections-per-ip)".utf8))
         }

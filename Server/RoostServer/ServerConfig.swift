@@ -61,8 +61,9 @@ public struct ServerConfig: Sendable {
     public var webSocketPingMilliseconds = 10_000
     /// The largest LiveQuery message (all its fragments); a larger one closes the socket with 1009.
     public var webSocketMaxMessageBytes = 64 * 1024
-    /// The classes whose changes LiveQuery logs and publishes (nil: all); subscribing to another is refused (119).
-    public var liveQueryClasses: Set<String>?
+    /// The classes whose changes LiveQuery logs and publishes, as names or patterns (nil: all); subscribing to
+    /// another is refused (119).
+    public var liveQueryClasses: LiveQueryClassNames?
     /// How long the LiveQuery change log keeps a change for clients that resume (seconds).
     public var liveQueryReplayWindowSeconds = 600
     /// The most changes the LiveQuery change log keeps. 0 turns the log off, for benchmarks only

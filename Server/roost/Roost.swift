@@ -67,7 +67,7 @@ struct Serve: ParsableCommand {
     var queryTimeout: String?
     @Option(help: "Comma-separated file extensions clients may upload: * or regular expressions (env ROOST_FILE_EXTENSIONS, default all but HTML, SVG and XML).")
     var fileExtensions: String?
-    @Option(help: "Comma-separated classes whose changes LiveQuery logs and sends, empty for none; subscribing to another is refused (env ROOST_LIVE_QUERY_CLASSES, default all).")
+    @Option(help: "Comma-separated classes whose changes LiveQuery logs and sends, as names or patterns matched whole as Parse matches them (Test.* covers TestObject), empty for none; subscribing to another is refused (env ROOST_LIVE_QUERY_CLASSES, default all).")
     var liveQueryClasses: String?
     @Option(help: "Seconds LiveQuery keeps changes for clients that resume after a disconnect (env ROOST_LIVE_QUERY_REPLAY_WINDOW, default 600).")
     var liveQueryReplayWindow: Int?
@@ -139,7 +139,13 @@ struct Serve: ParsableCommand {
             config.fileExtensions = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if let value = settings.string(liveQueryClasses, "live-query-classes") {
-            config.liveQueryClasses = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            let entries = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            do {
+                config.liveQueryClasses = try LiveQueryClassNames(entries)
+            } catch {
+                let source = liveQueryClasses != nil ? "--live-query-classes" : Settings.variable(for: "live-query-classes")
+                throw ValidationError("invalid value for \(source): \(error)")
+            }
         }
         if let value = try settings.integer(liveQueryReplayWindow, "live-query-replay-window", in: 1...31_536_000) {
             config.liveQueryReplayWindowSeconds = value

@@ -73,6 +73,19 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dataDirectory))
     }
 
+    /// `--live-query-classes` entries are regular expressions (Parse's `liveQuery.classNames`): one PCRE2 refuses stops
+    /// the start, naming the flag or variable, the entry and PCRE2's reason.
+    @Test(arguments: [(["--live-query-classes", "Note,Test("], [String: String](), "--live-query-classes"),
+                      ([], ["ROOST_LIVE_QUERY_CLASSES": "Note,Test("], "ROOST_LIVE_QUERY_CLASSES")])
+    func anInvalidLiveQueryClassPatternStopsTheStart(arguments: [String], environment: [String: String], named: String) throws {
+        let dataDirectory = CommandLineTests.freshPath()
+        let result = try CommandLineTests.run(["serve", "--data-dir", dataDirectory, "--port", "0"] + arguments, environment: environment)
+        #expect(result.status == 64, "\(result.output)")
+        #expect(result.output.contains("invalid value for \(named): 'Test(' is not a regular expression (missing closing parenthesis"),
+                "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: dataDirectory))
+    }
+
     @Test func versionAndHelpTouchNothing() throws {
         let dataDirectory = CommandLineTests.freshPath()
         for arguments in [["--version"], ["serve", "--version"]] {

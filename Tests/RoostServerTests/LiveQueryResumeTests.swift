@@ -91,7 +91,7 @@ import Testing
         ])
         let answer = try #require(result["result"])
         #expect(answer["op"] == "result" && answer["requestId"] == 9)
-        #expect(answer["seq"] == 6, "two sign-ups and four cards: the results reflect every change up to 6")
+        #expect(answer["seq"] == 8, "two sign-ups (a user and a session each) and four cards: the results reflect every change up to 8")
         let results = answer["results"]?.arrayValue ?? []
         #expect(results.map { $0["name"] } == ["public", "ann's"], "ann's session: n >= 1, readable by her")
         #expect(results.allSatisfy { $0["color"] == nil && $0["n"] == nil && $0["className"] == "Card" }, "keys trim the objects")

@@ -125,7 +125,7 @@ import Testing
     }
 
     @Test func replayBudgetsRefillPerAddress() {
-        var budgets = ReplayBudgets(capacity: 100, perSecond: 50)
+        var budgets = ReplayBudgets<String>(capacity: 100, perSecond: 50)
         var answers: [Bool] = []
         answers.append(budgets.allows("a", at: 1_000))
         budgets.charge(150, to: "a", at: 1_000)  // One replay may overdraw; the next waits for the refill.

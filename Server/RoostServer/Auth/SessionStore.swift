@@ -38,8 +38,13 @@ struct SessionRecord {
     }
 }
 
-/// The `_session` table.
+/// The `_session` table. Its writes are LiveQuery changes of `_Session`, numbered and logged in the write's own
+/// transaction like object writes (`ChangeRecorder`), so they are published after the commit, in commit order, and
+/// replayed by `seq`. Each version is recorded as the `_session_objects` view shows it, which has no token: tokens
+/// are stored hashed, and an event must never carry one anyway (it would hand the session to whoever receives it).
 enum SessionStore {
+    /// The class sessions are served and published as.
+    static let className = "_Session"
     private static let columns = "objectId, userId, createdAt, updatedAt, expiresAt, installationId, createdWith, fields"
 
     /// Starts a session for `userId`; returns its token (shown to the client once) and record.
@@ -59,6 +64,11 @@ enum SessionStore {
                                      .integer(now.millisecondsSince1970), .integer(expires.millisecondsSince1970),
                                      installationId.map(SQLValue.text) ?? .null, .text(createdWith.jsonText),
                                      .text(JSON.object(fields).jsonText)])
+        if let recorder = db.recorder(for: className) {
+            for created in try versions(where: "objectId = ?", [.text(objectId)], in: db) {
+                try recorder.record(className, before: nil, after: created, in: db)
+            }
+        }
         return (token, session)
     }
 
@@ -78,26 +88,45 @@ enum SessionStore {
                        fields: [String: JSON], in db: any SQLConnection) throws -> ParseDate {
         if userId != session.userId || expiresAt != session.expiresAt { db.changedAuthentication = true }
         let now = max(ParseDate.now(), session.updatedAt)
+        let recorder = db.recorder(for: className)
+        let before = recorder != nil ? try versions(where: "objectId = ?", [.text(session.objectId)], in: db).first : nil
         try db.execute(
             "UPDATE _session SET userId = ?, expiresAt = ?, createdWith = ?, fields = ?, updatedAt = ? WHERE objectId = ?",
             [.text(userId), .integer(expiresAt.millisecondsSince1970), .text(createdWith.jsonText),
              .text(JSON.object(fields).jsonText), .integer(now.millisecondsSince1970), .text(session.objectId)])
+        if let recorder, let before, let after = try versions(where: "objectId = ?", [.text(session.objectId)], in: db).first {
+            try recorder.record(className, before: before, after: after, in: db)
+        }
         return now
     }
 
     static func delete(objectId: String, in db: any SQLConnection) throws {
-        db.changedAuthentication = true
-        try db.execute("DELETE FROM _session WHERE objectId = ?", [.text(objectId)])
+        try delete(where: "objectId = ?", [.text(objectId)], in: db)
     }
 
+    /// A user's sessions: at log-out everywhere, a password change or reset, and the user's deletion.
     static func deleteAll(userId: String, in db: any SQLConnection) throws {
-        db.changedAuthentication = true
-        try db.execute("DELETE FROM _session WHERE userId = ?", [.text(userId)])
+        try delete(where: "userId = ?", [.text(userId)], in: db)
     }
 
     /// Logging in again from the same installation replaces that installation's older sessions, as in Parse.
     static func deleteAll(userId: String, installationId: String, in db: any SQLConnection) throws {
+        try delete(where: "userId = ? AND installationId = ?", [.text(userId), .text(installationId)], in: db)
+    }
+
+    /// Deletes the sessions `condition` (one of this file's constants) selects, each recorded as a LiveQuery delete.
+    private static func delete(where condition: String, _ arguments: [SQLValue], in db: any SQLConnection) throws {
         db.changedAuthentication = true
-        try db.execute("DELETE FROM _session WHERE userId = ? AND installationId = ?", [.text(userId), .text(installationId)])
+        let recorder = db.recorder(for: className)
+        let deleted = recorder != nil ? try versions(where: condition, arguments, in: db) : []
+        try db.execute("DELETE FROM _session WHERE \(condition)", arguments)
+        for version in deleted { try recorder?.record(className, before: version, after: nil, in: db) }
+    }
+
+    /// The sessions `condition` selects as `_Session` objects (the view's columns, no token), oldest first.
+    private static func versions(where condition: String, _ arguments: [SQLValue], in db: any SQLConnection) throws -> [StoredRow] {
+        try db.fetchRows("SELECT objectId, createdAt, updatedAt, acl, data FROM _session_objects "
+                            + "WHERE objectId IN (SELECT objectId FROM _session WHERE \(condition)) ORDER BY createdAt, objectId",
+                         arguments, cacheable: true).map { StoredRow($0, className: className) }
     }
 }

@@ -13,6 +13,8 @@ public struct HTTPRequest: Sendable {
     public var bodyTooLarge: Bool
     /// The peer's IP address (`127.0.0.1`, `::1`), empty when unknown.
     public var clientAddress: String = ""
+    /// The peer's address as per-address limits count it, from its socket address (nil when unknown).
+    var countedClient: ConnectionGate.Address?
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: [UInt8] = [], bodyTooLarge: Bool = false) {

@@ -411,6 +411,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         var address = [CChar](repeating: 0, count: 64)
         roost_mhd_client_address(connection, &address, socklen_t(address.count))
         state.request?.clientAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        state.request?.countedClient = state.connection?.address
         if let length = state.request?.headers["content-length"].flatMap(Int.init), length > server.maxBodyBytes {
             let waitsForContinue = state.request?.headers["expect"]?.lowercased() == "100-continue"
             guard waitsForContinue || length > server.maxBodyBytes + HTTPServer.discardedBodyBytes else {

@@ -39,8 +39,9 @@ enum AdminRoutes {
     private static func purge(_ className: String, context: RequestContext) throws {
         try context.write { db in
             db.changedAuthentication = true  // Users, sessions and roles may all be gone.
-            if className == "_Session" {
+            if className == SessionStore.className {
                 try db.execute("DELETE FROM _session")
+                try db.writeState.changeRecorder?.markGap(in: SessionStore.className, in: db)  // Deleted without events, as below.
                 return
             }
             guard let schema = try SchemaStore.load(className, in: db) else { return }  // Nothing stored: nothing to purge.
@@ -50,6 +51,7 @@ enum AdminRoutes {
             if className == UserStore.className {
                 try db.execute("DELETE FROM _password")
                 try db.execute("DELETE FROM _session")
+                try db.writeState.changeRecorder?.markGap(in: SessionStore.className, in: db)
             }
         }
     }

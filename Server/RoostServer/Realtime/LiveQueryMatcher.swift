@@ -23,13 +23,19 @@ struct LiveQueryMatcher {
         whereClause.count == 1 && whereClause["objectId"]?.stringValue != nil ? .get : .find
     }
 
+    /// The schema a subscription's class is matched with: `_Session` is read through its view, as `GET /sessions` reads
+    /// it (`SessionRoutes.sessionSchema`: the token is not in it); other classes through their tables (nil: none yet).
+    static func schema(of className: String, in db: any SQLQuerying) throws -> ClassSchema? {
+        className == SessionStore.className ? SessionRoutes.sessionSchema : try SchemaStore.load(className, in: db)
+    }
+
     /// Checks a new subscription as its REST query would be checked: class-level permission, fields it
     /// may not query (protected fields), and a `where` that compiles.
     /// - Throws: `ParseError` (119, 101, 102...).
     func checkSubscription(_ subscription: LiveQueryClient.Subscription, isMaster: Bool) throws {
         let context = context(isMaster: isMaster, user: subscription.user)
         try storage.read { db in
-            guard let schema = try SchemaStore.load(subscription.className, in: db) else { return }  // No class yet: public.
+            guard let schema = try Self.schema(of: subscription.className, in: db) else { return }  // No class yet: public.
             _ = try condition(for: subscription, schema: schema, context: context, in: db)
         }
     }
@@ -46,7 +52,7 @@ struct LiveQueryMatcher {
         }
         let context = context(isMaster: isMaster, user: subscription.user)
         return try storage.read { db in
-            guard let schema = try SchemaStore.load(subscription.className, in: db) else { return versions.map { _ in false } }
+            guard let schema = try Self.schema(of: subscription.className, in: db) else { return versions.map { _ in false } }
             let condition = try condition(for: subscription, schema: schema, context: context, in: db)
             let sql = "WITH live_row(objectId, createdAt, updatedAt, acl, rperm, data) AS (VALUES (?, ?, ?, ?, ?, ?)) "
                 + "SELECT 1 FROM live_row WHERE \(condition.sql)"
@@ -63,7 +69,7 @@ struct LiveQueryMatcher {
     func results(_ subscription: LiveQueryClient.Subscription, isMaster: Bool, limit: Int) throws -> [StoredObject] {
         let context = context(isMaster: isMaster, user: subscription.user)
         let rows = try storage.read { db -> [StoredRow] in
-            guard let schema = try SchemaStore.load(subscription.className, in: db) else { return [] }
+            guard let schema = try Self.schema(of: subscription.className, in: db) else { return [] }
             let condition = try condition(for: subscription, schema: schema, context: context, in: db)
             return try db.fetchRows(
                 "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE \(condition.sql) ORDER BY createdAt, objectId LIMIT ?",
@@ -92,7 +98,7 @@ struct LiveQueryMatcher {
             }
         }
         let context = context(isMaster: isMaster, user: subscription.user)
-        var hidden = (try? storage.read { db in try SchemaStore.load(subscription.className, in: db) })
+        var hidden = (try? storage.read { db in try Self.schema(of: subscription.className, in: db) })
             .flatMap { $0 }.map { ClassPermissions.protectedFields($0, context: context) } ?? []
         if subscription.className == UserStore.className, !isMaster, subscription.user?.id != object.objectId {
             hidden.formUnion(UserStore.privateFields)  // Others' `email` and `authData`, as REST reads hide them.

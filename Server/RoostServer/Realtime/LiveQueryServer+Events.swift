@@ -123,7 +123,7 @@ extension LiveQueryServer {
     /// class, the replay would be too large for the socket, or `address` has used its replay budget (the client
     /// refreshes with `query`).
     func missedEvents(_ subscription: LiveQueryClient.Subscription, client: LiveQueryClient, since: Int64, through head: Int64,
-                      address: String) -> [JSON]? {
+                      address: CountedAddress) -> [JSON]? {
         guard settings.logsChanges, replayBudgets.allows(address, at: OpenConnection.now()) else { return nil }
         let found = try? storage.read { db in
             try ChangeLog.changes(of: subscription.className, after: since, through: head, limit: settings.maxReplayChanges, in: db)

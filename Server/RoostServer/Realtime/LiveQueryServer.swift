@@ -20,7 +20,7 @@ final class LiveQueryServer: @unchecked Sendable {
         var masterKey: String
         var masterKeyIPs: [AddressRange]
         /// The live classes (nil: all); subscribing to another is refused with 119.
-        var classes: Set<String>? = nil
+        var classes: LiveQueryClassNames? = nil
         /// Whether changes are kept in the change log (resume); without it every resume answers `resumed: false`.
         var logsChanges = true
         var maxSubscriptionsPerClient = 100
@@ -58,12 +58,17 @@ final class LiveQueryServer: @unchecked Sendable {
     /// 1 KB are kept (then it starts over: a subscription not shared keeps its own copy, which is only slower to compare).
     private var sharedWhereClauses: [[String: JSON]: [String: JSON]] = [:]
     /// The worker thread's own: replay work per client address (20,000 changes, then 10,000 a second).
-    var replayBudgets = ReplayBudgets(capacity: 20_000, perSecond: 10_000)
+    var replayBudgets = ReplayBudgets<CountedAddress>(capacity: 20_000, perSecond: 10_000)
     /// Where each socket connected from, and how many are open per address (set on the connection's HTTP
     /// thread, read by the worker).
     private let addresses = NSLock()
-    private var clientAddresses: [UInt64: String] = [:]
-    private var openPerAddress: [String: Int] = [:]
+    private var clientAddresses: [UInt64: (text: String, counted: CountedAddress)] = [:]
+    private var openPerAddress: [CountedAddress: Int] = [:]
+
+    /// A client address as the per-address limits count it: `ConnectionGate`'s, taken from the socket address (IPv6 by
+    /// its /64, which one client usually holds whole, so rotating addresses inside it do not multiply its sockets or
+    /// replay budget; IPv4 and IPv4-mapped IPv6 in full). nil when the HTTP layer did not know it: counted together.
+    typealias CountedAddress = ConnectionGate.Address?
 
     /// - Parameter authenticate: a session token's user, as the REST API finds it (throws 209 otherwise).
     init(settings: Settings, socketSettings: WebSocketHub.Settings, matcher: LiveQueryMatcher, storage: Storage,
@@ -79,7 +84,7 @@ final class LiveQueryServer: @unchecked Sendable {
             }
         }, closed: { [unowned self] id in
             addresses.withLock {
-                if let address = clientAddresses.removeValue(forKey: id) { uncount(Self.countedAddress(address)) }
+                if let address = clientAddresses.removeValue(forKey: id) { uncount(address.counted) }
             }
             worker.submit { self.clients.removeValue(forKey: id).map { self.forget($0.subscriptions.values) } }
         })
@@ -92,61 +97,46 @@ final class LiveQueryServer: @unchecked Sendable {
 
     /// Where socket `id` connected from.
     func address(of id: UInt64) -> String {
-        addresses.withLock { clientAddresses[id] } ?? ""
+        addresses.withLock { clientAddresses[id]?.text } ?? ""
     }
 
-    /// A place for one more socket from `clientAddress`, counted from now (a client that opens the next socket
-    /// as soon as it reads the 101 cannot slip past the limit); nil when it has `maxConnectionsPerAddress` open.
-    /// The place is given back when its socket closes, or when the slot is dropped without being adopted.
-    func reserveConnection(from clientAddress: String) -> ConnectionSlot? {
-        let counted = Self.countedAddress(clientAddress)
-        return addresses.withLock {
+    /// A place for one more socket from `clientAddress` (`counted` as the limits count it), counted from now (a client
+    /// that opens the next socket as soon as it reads the 101 cannot slip past the limit); nil when it has
+    /// `maxConnectionsPerAddress` open. The place is given back when its socket closes, or when the slot is dropped
+    /// without being adopted.
+    func reserveConnection(from clientAddress: String, counted: CountedAddress) -> ConnectionSlot? {
+        addresses.withLock {
             let open = openPerAddress[counted, default: 0]
             guard settings.maxConnectionsPerAddress == 0 || open < settings.maxConnectionsPerAddress else { return nil }
             openPerAddress[counted] = open + 1
-            return ConnectionSlot(address: clientAddress) { [weak self] in self?.giveBack(counted) }
-        }
-    }
-
-    /// A client address as the per-address limits count it, as `ConnectionGate` does: IPv6 by its /64 (which one
-    /// client usually holds whole: rotating addresses inside it must not multiply its sockets or replay budget),
-    /// IPv4 and IPv4-mapped IPv6 in full.
-    static func countedAddress(_ address: String) -> String {
-        var bytes = in6_addr()
-        guard address.contains(":"), inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
-        return withUnsafeMutableBytes(of: &bytes) { raw -> String in
-            if raw[0..<10].allSatisfy({ $0 == 0 }), raw[10] == 0xff, raw[11] == 0xff {
-                return raw[12..<16].map(String.init).joined(separator: ".")
-            }
-            for index in 8..<16 { raw[index] = 0 }
-            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-            guard inet_ntop(AF_INET6, raw.baseAddress, &text, socklen_t(text.count)) != nil else { return address }
-            return String(cString: text) + "/64"
+            return ConnectionSlot(address: clientAddress, counted: counted) { [weak self] in self?.giveBack(counted) }
         }
     }
 
     /// A reserved place for one socket (`reserveConnection`), given back on deinit unless a socket took it.
     final class ConnectionSlot: @unchecked Sendable {
         let address: String
+        let counted: CountedAddress
         private let giveBack: () -> Void
         /// Set under the addresses lock when the socket is adopted: its close gives the place back then.
         fileprivate var isTaken = false
 
-        fileprivate init(address: String, giveBack: @escaping () -> Void) {
+        fileprivate init(address: String, counted: CountedAddress, giveBack: @escaping () -> Void) {
             self.address = address
+            self.counted = counted
             self.giveBack = giveBack
         }
 
         deinit { if !isTaken { giveBack() } }
     }
 
-    private func giveBack(_ address: String) {
+    private func giveBack(_ address: CountedAddress) {
         addresses.withLock { uncount(address) }
     }
 
     /// Gives back a place `reserveConnection` counted for `address` (as counted), under the addresses lock: the one
     /// place both an unused slot and a closed socket give theirs back.
-    private func uncount(_ address: String) {
+    private func uncount(_ address: CountedAddress) {
         let left = openPerAddress[address, default: 1] - 1
         openPerAddress[address] = left > 0 ? left : nil
     }
@@ -160,7 +150,7 @@ final class LiveQueryServer: @unchecked Sendable {
         addresses.lock()
         defer { addresses.unlock() }
         if let id = hub.adopt(connection) {
-            clientAddresses[id] = slot.address
+            clientAddresses[id] = (slot.address, slot.counted)
             slot.isTaken = true
         }
     }
@@ -222,7 +212,7 @@ final class LiveQueryServer: @unchecked Sendable {
         guard SecureRandom.constantTimeEquals(connect.applicationId, settings.applicationId) else {
             return send(liveQueryError(code: 4, "Key in request is not valid"), to: id)
         }
-        let address = addresses.withLock { clientAddresses[id] } ?? ""
+        let address = self.address(of: id)
         // The master key counts only from the addresses the REST API takes it from (`--master-key-ips`).
         let hasMasterKey = connect.masterKey.map {
             !settings.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, settings.masterKey)
@@ -289,7 +279,7 @@ final class LiveQueryServer: @unchecked Sendable {
             var replay: [JSON] = []
             if let since = subscribe.since {
                 let missed = missedEvents(subscription, client: client, since: since, through: head,
-                                          address: Self.countedAddress(address(of: id)))
+                                          address: addresses.withLock { clientAddresses[id]?.counted ?? nil })
                 extra["resumed"] = .bool(missed != nil)
                 replay = missed ?? []
             }

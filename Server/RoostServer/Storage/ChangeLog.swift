@@ -120,10 +120,11 @@ enum ChangeLog {
     /// Starts the history of a copied database (`roost import`, a restored `roost backup`) past every `seq` the
     /// original can have given out since `head`, with every class marked trimmed up to there: a client's old
     /// `since` answers `resumed: false` (it refreshes) and never matches a change of the copy's own.
-    /// The mark of `*` (no class has that name) carries the head when there is no class yet.
+    /// The mark of `*` (no class has that name) carries the head when there is no class yet; `_Session` has no schema
+    /// row but its changes are logged too (`SessionStore`).
     static func startNewHistory(after head: Int64, in db: any SQLConnection) throws {
         let start = max(head, try self.head(in: db)) + historyGap
-        for className in try SchemaStore.all(in: db).map(\.className) + ["*"] {
+        for className in try SchemaStore.all(in: db).map(\.className) + [SessionStore.className, "*"] {
             try raiseMark(of: className, to: start, in: db)
         }
     }

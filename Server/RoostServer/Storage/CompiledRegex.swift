@@ -47,14 +47,33 @@ final class CompiledRegex {
         return true
     }
 
+    /// Why PCRE2 refuses the pattern (its message and the offset it stopped at), nil when it accepts it: for errors
+    /// that name what to fix in a configured pattern.
+    static func refusal(of pattern: String, options: String = "") -> String? {
+        var errorCode: Int32 = 0
+        var errorOffset = 0
+        if let compiled = compile(pattern, options, errorCode: &errorCode, errorOffset: &errorOffset) {
+            pcre2_code_free_8(compiled)
+            return nil
+        }
+        var message = [UInt8](repeating: 0, count: 256)
+        let length = pcre2_get_error_message_8(errorCode, &message, message.count)
+        let text = length > 0 ? String(decoding: message.prefix(Int(length)), as: UTF8.self) : "error \(errorCode)"
+        return "\(text) at offset \(errorOffset)"
+    }
+
     private static func compile(_ pattern: String, _ options: String) -> OpaquePointer? {
+        var errorCode: Int32 = 0
+        var errorOffset = 0
+        return compile(pattern, options, errorCode: &errorCode, errorOffset: &errorOffset)
+    }
+
+    private static func compile(_ pattern: String, _ options: String, errorCode: inout Int32, errorOffset: inout Int) -> OpaquePointer? {
         var flags = UInt32(PCRE2_UTF) | UInt32(PCRE2_MATCH_INVALID_UTF)
         if options.contains("i") { flags |= UInt32(PCRE2_CASELESS) }
         if options.contains("m") { flags |= UInt32(PCRE2_MULTILINE) }
         if options.contains("s") { flags |= UInt32(PCRE2_DOTALL) }
         if options.contains("x") { flags |= UInt32(PCRE2_EXTENDED) }
-        var errorCode: Int32 = 0
-        var errorOffset = 0
         var pattern = pattern
         return pattern.withUTF8 { bytes in
             pcre2_compile_8(bytes.baseAddress ?? UnsafePointer(bitPattern: 1), bytes.count, flags, &errorCode, &errorOffset, nil)

@@ -74,7 +74,9 @@ final class SQLiteEngine: StorageEngine {
         let head = try writer.withConnection { db -> Int64 in
             let head = try ChangeLog.head(in: db)
             guard logging else { return head }
+            // `_Session` has no `_schema` row (its rows live in `_session`) and is recorded too (`SessionStore`).
             let classes = try db.fetchRows("SELECT className FROM _schema", [], cacheable: false).compactMap { $0.first?.text }
+                + [SessionStore.className]
             return try db.inTransaction(immediate: true) { try ChangeLog.markUnlogged(classes.filter { !records($0) }, head: head, in: db) }
         }
         try writer.observeCommits(with: ChangeRecorder(head: head, logs: logging, records: records), onCommit: onCommit)

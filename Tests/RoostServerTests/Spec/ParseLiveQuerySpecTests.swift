@@ -5,9 +5,7 @@ import Testing
 /// Parse Server's spec/ParseLiveQuery.spec.js over the wire: REST writes, and Parse's LiveQuery messages on a
 /// WebSocket (`LiveSocket`) where the spec uses the JS SDK's subscription. The JS SDK subscribes with the current
 /// user's session token; so do these tests. Cases about Cloud Code LiveQuery triggers (`beforeConnect`,
-/// `beforeSubscribe`, `afterLiveQueryEvent`, `onLiveQueryEvent`) or server internals are not carried, nor for now
-/// "liveQuery on Session class" (Roost sends no `_Session` events yet) and "can use patterns in className"
-/// (`--live-query-classes` takes names, not patterns).
+/// `beforeSubscribe`, `afterLiveQueryEvent`, `onLiveQueryEvent`) or server internals are not carried.
 /// Timed (events within seconds, silence over half a second): listed in the Makefile's TIMED_SUITES.
 @Suite struct ParseLiveQuerySpecTests {
     /// A connected socket with one subscription (request id 1) that Roost accepted.
@@ -30,6 +28,43 @@ import Testing
         let event = try await socket.next()
         #expect(event?["op"] == "update" && event?["requestId"] == 1)
         #expect(event?["object"]?["objectId"] == .string(id) && event?["object"]?["foo"] == "bar")
+    }
+
+    // spec: ParseLiveQuery.spec.js: can use patterns in className
+    @Test func aClassNamePatternMakesMatchingClassesLive() async throws {
+        let server = try TestServer(arguments: ["--live-query-classes", "Test.*"])
+        let id = try await server.create("TestObject", [:])
+        let socket = try await subscribed(server, ["className": "TestObject", "where": ["objectId": .string(id)]])
+        try await server.update("TestObject", id, ["foo": "bar"])
+        let event = try await socket.next()
+        #expect(event?["op"] == "update" && event?["object"]?["foo"] == "bar", "\(event ?? .null)")
+        // Anchored at both ends, as Parse's `new RegExp('^' + name + '$')`: a class that only contains a match is not live.
+        for className in ["MyTestObject", "Other"] {
+            let refused = try await socket.subscribe(2, ["className": .string(className), "where": [:]])
+            #expect(refused?["op"] == "error" && refused?["code"] == 119, "\(className): \(refused ?? .null)")
+        }
+    }
+
+    // spec: ParseLiveQuery.spec.js: liveQuery on Session class
+    /// The JS SDK logs in from the installation it signed up from. Parse then deletes that installation's older session
+    /// in the background, unknown to LiveQuery (whose cached auth keeps the subscriber going); Roost ends a subscription
+    /// whose session is revoked (209), so here the log-in comes from a second installation, as from another device.
+    @Test func aLogInSendsTheNewSessionToItsUsersSubscription() async throws {
+        let api = try RecordingServer(arguments: fastHashing + ["--live-query-classes", "_Session"])
+        let user = try await api.signUp("username", "password", headers: ["X-Parse-Installation-Id": "phone"])
+        let socket = try await subscribed(api.server, ["className": "_Session", "where": [:]], sessionToken: user.token)
+        let login = try await api.logIn("username", "password", headers: ["X-Parse-Installation-Id": "laptop"])
+        let event = try await socket.next()
+        let object = event?["object"]
+        #expect(event?["op"] == "create", "\(event ?? .null)")
+        #expect(object?["user"] == pointer("_User", user.id))
+        #expect(object?["createdWith"] == ["action": "login", "authProvider": "password"])
+        #expect(object?["expiresAt"]?["__type"] == "Date" && object?["expiresAt"]?["iso"]?.stringValue.flatMap(ParseDate.init(iso:)) != nil)
+        #expect(object?["installationId"] == "laptop")
+        for key in ["createdAt", "updatedAt"] { #expect(object?[key]?.stringValue.flatMap(ParseDate.init(iso:)) != nil, "\(key)") }
+        // Tokens are stored hashed, and an event never carries one.
+        #expect(object?["sessionToken"] == nil)
+        #expect(!(event?.jsonText.contains(login.token) ?? true) && !(event?.jsonText.contains(user.token) ?? true))
     }
 
     // spec: ParseLiveQuery.spec.js: can handle live query with fields

@@ -144,6 +144,50 @@ import Testing
         #expect(try db.fetchRows("SELECT n FROM kept", [], cacheable: false) == [[.integer(7)]])
     }
 
+    /// Prepared statements the session lost (DEALLOCATE ALL, as a pooler's DISCARD ALL) or that a table's new shape
+    /// made stale are prepared again, for streamed reads as for collected ones.
+    @Test func stalePreparedStatementsArePreparedAgain() throws {
+        try withTable { db in
+            try db.execute("INSERT INTO \(table) (objectId, n) VALUES ('a', 1)", [])
+            let select = "SELECT * FROM \(table) WHERE objectId = ?"
+            func streamed() throws -> [[SQLValue]] {
+                var rows: [[SQLValue]] = []
+                try db.forEachRow(select, [.text("a")], cacheable: true) { rows.append($0) }
+                return rows
+            }
+            #expect(try streamed().first?.count == 5)
+            try db.execute("DEALLOCATE ALL")
+            #expect(try streamed().first?.count == 5)
+            try db.execute("ALTER TABLE \(table) ADD COLUMN extra text DEFAULT 'e'")
+            #expect(try streamed().first?.last == .text("e"))
+            try db.execute("ALTER TABLE \(table) DROP COLUMN extra")
+            #expect(try db.fetchRows(select, [.text("a")], cacheable: true).first?.count == 5)
+        }
+    }
+
+    /// A statement stopped by its time limit is `isInterrupted` (SQLite's SQLITE_INTERRUPT, answered as 124); a lock
+    /// not granted within lock_timeout is `isBusy` (SQLITE_BUSY).
+    @Test func timeLimitsClassifyAsSQLite() throws {
+        try withTable { db in
+            try db.execute("INSERT INTO \(table) (objectId, n) VALUES ('a', 1)", [])
+            try db.execute("SET statement_timeout = 50", [])
+            let stopped = try #require(throws: PostgresError.self) { _ = try db.fetchRows("SELECT pg_sleep(2)", [], cacheable: true) }
+            #expect(stopped.isInterrupted && !stopped.isBusy && !stopped.isUniqueViolation)
+            try db.execute("RESET statement_timeout", [])
+
+            let other = try PostgresConnection(url: url)
+            try other.transaction { other in
+                try other.execute("UPDATE \(table) SET n = 2 WHERE objectId = 'a'", [])
+                try db.execute("SET lock_timeout = 50", [])
+                let busy = try #require(throws: PostgresError.self) {
+                    try db.execute("UPDATE \(table) SET n = 3 WHERE objectId = 'a'", [])
+                }
+                #expect(busy.isBusy && !busy.isInterrupted && !busy.isRetryable)
+            }
+            #expect(try db.fetchRows("SELECT n FROM \(table)", [], cacheable: true) == [[.integer(2)]])
+        }
+    }
+
     /// PostgreSQL's text cannot hold NUL, and a parameter is a C string: refused before it is cut short.
     @Test func textWithANulIsRefused() throws {
         let db = try PostgresConnection(url: url)

@@ -30,8 +30,24 @@ extension PostgresConnection: SQLQuerying {
     /// statement before its next one). Outside a transaction block the statement is cancelled first, so a long
     /// scan stops at once; inside one it is not, since a cancel aborts the whole transaction.
     func forEachRow(_ sql: String, _ arguments: [SQLValue], cacheable: Bool, _ body: ([SQLValue]) throws -> Void) throws {
+        let text = SQLPlaceholders.postgres(sql), values = try arguments.map(PostgresValue.init)
+        var delivered = false
+        do {
+            try streamRows(text, values, cacheable: cacheable) { row in
+                delivered = true
+                try body(row)
+            }
+        } catch let error as PostgresError where cacheable && !delivered && isIdle && error.isStalePreparedStatement {
+            // As `query` does: the session lost its prepared statements (DISCARD ALL), or a table changed shape
+            // under one ("cached plan must not change result type"). Prepared again, once.
+            forgetPreparedStatements()
+            try streamRows(text, values, cacheable: cacheable, body)
+        }
+    }
+
+    private func streamRows(_ text: String, _ values: [PostgresValue], cacheable: Bool, _ body: ([SQLValue]) throws -> Void) throws {
         let outsideTransaction = isIdle
-        try send(SQLPlaceholders.postgres(sql), try arguments.map(PostgresValue.init), cacheable: cacheable)
+        try send(text, values, cacheable: cacheable)
         if PQsetSingleRowMode(handle) != 1 {
             // Only fails when no query is pending: the send did not go through.
             throw drainResults(firstError: lostOrFailed(message: "single-row mode was refused"))
@@ -157,6 +173,13 @@ extension PostgresConnection: SQLQuerying {
         defer { buffers.forEach { $0?.deallocate() } }
         let pointers: [UnsafePointer<CChar>?] = buffers.map { $0.map { UnsafePointer($0.baseAddress!) } }
         return try body(Int32(values.count), pointers, lengths, values.map { $0.isBinaryParameter ? 1 : 0 })
+    }
+}
+
+extension PostgresError {
+    /// A prepared statement the connection kept is gone or no longer fits its tables.
+    var isStalePreparedStatement: Bool {
+        sqlState == .invalidSQLStatementName || (sqlState == .featureNotSupported && message.contains("cached plan"))
     }
 }
 

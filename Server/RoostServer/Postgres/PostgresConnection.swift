@@ -101,6 +101,12 @@ public final class PostgresConnection {
         }
     }
 
+    /// Forgets every prepared statement this connection keeps (after the session lost them, or a table changed shape).
+    func forgetPreparedStatements() {
+        for statement in prepared.values { _ = try? execute("DEALLOCATE " + statement.name) }
+        prepared = [:]
+    }
+
     /// Runs SQL text as it is: several statements separated by `;`, no parameters (DDL, `BEGIN`, `LISTEN`).
     /// Returns the last statement's result.
     @discardableResult

@@ -116,7 +116,7 @@ public final class RoostServer: @unchecked Sendable {
         mailSender?.stop()
         do {
             try storage.close()
-        } catch let error as SQLiteError where error.code & 0xff == 13 {  // SQLITE_FULL
+        } catch let error as any DatabaseError where error.isDiskFull {
             // The final checkpoint needs room; every commit is in the WAL, which the next start reads.
             logger.warning("disk full: the database was closed without its final checkpoint (no commit is lost)")
         }

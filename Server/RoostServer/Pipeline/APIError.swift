@@ -51,7 +51,7 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
 /// Whether `error` is the disk (or the database's file system) running out of room: SQLITE_FULL, or
 /// ENOSPC from a file write (an uploaded file).
 private func isOutOfSpace(_ error: Error) -> Bool {
-    if let sqliteError = error as? SQLiteError { return sqliteError.isDiskFull }
+    if let databaseError = error as? any DatabaseError { return databaseError.isDiskFull }
     if let cocoaError = error as? CocoaError, cocoaError.code == .fileWriteOutOfSpace { return true }
     if let posixError = error as? POSIXError { return posixError.code == .ENOSPC }
     let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError

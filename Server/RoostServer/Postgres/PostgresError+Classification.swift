@@ -11,7 +11,7 @@
 ///
 /// PostgreSQL reports both key violations as 23505; the constraint's name tells them apart. The migrations
 /// (`PostgresSchema`) leave every primary key its default name and name no other constraint or index `..._pkey`.
-extension PostgresError {
+extension PostgresError: DatabaseError {
     /// A primary key would hold a value twice (SQLITE_CONSTRAINT_PRIMARYKEY): `_idempotency.requestId`, ...
     var isPrimaryKeyViolation: Bool {
         sqlState == .uniqueViolation && constraint?.hasSuffix("_pkey") == true

@@ -74,12 +74,8 @@ enum ObjectStore {
                           in db: some SQLQuerying) throws -> [StoredRow] {
         let acl = QueryCompiler.readFilter(readableBy)
         let ids = JSON.array(objectIds.map { .string($0) }).jsonText
-        let idList = switch db.dialect {
-        case .sqlite: "SELECT value FROM json_each(?)"
-        case .postgres: "SELECT jsonb_array_elements_text(CAST(? AS jsonb))"
-        }
         return try db.fetchRows(
-            "SELECT \(columns) FROM \(schema.tableName) WHERE objectId IN (\(idList)) AND \(acl.sql)",
+            "SELECT \(columns) FROM \(schema.tableName) WHERE objectId IN (SELECT value FROM json_each(?)) AND \(acl.sql)",
             [.text(ids)] + acl.arguments, cacheable: true).map { StoredRow($0, className: schema.className) }
     }
 

@@ -32,11 +32,8 @@ enum RelationStore {
     static func markExisting(_ added: [String: FieldType], schema: ClassSchema, in db: any SQLConnection) throws {
         for (field, type) in added {
             guard case .relation(let target) = type else { continue }
-            let set = switch db.dialect {
-            case .sqlite: "json_set(data, '$.\(field)', json(?))"
-            case .postgres: "jsonb_set(data, '{\(field)}', CAST(? AS jsonb))"
-            }
-            try db.execute("UPDATE \(schema.tableName) SET data = \(set)", [.text(marker(target).jsonText)], cacheable: false)
+            try db.execute("UPDATE \(schema.tableName) SET data = json_set(data, '$.\(field)', json(?))",
+                           [.text(marker(target).jsonText)], cacheable: false)
         }
     }
 

@@ -17,17 +17,6 @@ enum SQLDialect: Sendable {
     case sqlite
     case postgres
 
-    /// The column types of a class table: SQLite keeps `data` as JSON text (read with `json_extract`),
-    /// PostgreSQL as `jsonb`; both keep times as integer milliseconds.
-    var classTableColumns: String {
-        switch self {
-        case .sqlite:
-            "objectId TEXT NOT NULL UNIQUE, createdAt INTEGER NOT NULL, updatedAt INTEGER NOT NULL, acl TEXT, rperm TEXT, data TEXT NOT NULL"
-        case .postgres:
-            // Unquoted, as the stores' SQL names them: PostgreSQL folds both to lower case.
-            "objectId TEXT NOT NULL UNIQUE, createdAt BIGINT NOT NULL, updatedAt BIGINT NOT NULL, acl TEXT, rperm TEXT, data JSONB NOT NULL"
-        }
-    }
 }
 
 /// A database error the stores tell apart, whichever database raised it.
@@ -36,6 +25,10 @@ protocol DatabaseError: Error {
     var isPrimaryKeyViolation: Bool { get }
     /// A unique index refused the row.
     var isUniqueViolation: Bool { get }
+    /// The disk (or the file system holding the database) has no room left.
+    var isDiskFull: Bool { get }
+    /// The statement was stopped: past the query time limit, or at shutdown.
+    var isInterrupted: Bool { get }
 }
 
 /// What one write transaction did, read by `Storage.write` after it commits, and what undoing it

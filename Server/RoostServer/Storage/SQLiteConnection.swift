@@ -211,6 +211,7 @@ struct SQLiteError: DatabaseError, CustomStringConvertible {
     var isUniqueViolation: Bool { code == SQLITE_CONSTRAINT | (8 << 8) }
     /// SQLITE_FULL: the disk (or the file system holding the database) has no room left.
     var isDiskFull: Bool { code & 0xFF == SQLITE_FULL }
+    var isInterrupted: Bool { code & 0xFF == SQLITE_INTERRUPT }
 
     var description: String { "SQLite error \(code): \(message)" }
 }

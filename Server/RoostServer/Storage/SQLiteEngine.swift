@@ -61,7 +61,7 @@ final class SQLiteEngine: StorageEngine {
         }
         do {
             return try reader.inTransaction { try body(reader) }
-        } catch let error as SQLiteError where error.code & 0xff == SQLITE_INTERRUPT {
+        } catch let error as SQLiteError where error.isInterrupted {
             if reader.budget.regexGaveUp {
                 throw ParseError(.invalidQuery, "$regex took too long: the pattern backtracks too much on a stored value")
             }

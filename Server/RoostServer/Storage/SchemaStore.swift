@@ -37,8 +37,24 @@ enum SchemaStore {
         guard let id = inserted.first?.first?.integer else { throw StorageError.corruptRow(className: "_schema", objectId: className) }
         let schema = ClassSchema(id: id, className: className, fields: fields,
                                  classLevelPermissions: classLevelPermissions.map(ClassSchema.completed), indexes: nil)
-        try db.execute("CREATE TABLE \(schema.tableName) (\(db.dialect.classTableColumns))", cacheable: false)
-        try db.execute(ReadPermission.restrictedIndexSQL(table: schema.tableName, tableID: schema.id), cacheable: false)
+        switch db.dialect {
+        case .sqlite:
+            try db.execute("""
+                CREATE TABLE \(schema.tableName) (
+                    objectId TEXT NOT NULL UNIQUE,
+                    createdAt INTEGER NOT NULL,
+                    updatedAt INTEGER NOT NULL,
+                    acl TEXT,
+                    rperm TEXT,
+                    data TEXT NOT NULL
+                )
+                """, cacheable: false)
+            try db.execute(ReadPermission.restrictedIndexSQL(table: schema.tableName, tableID: schema.id), cacheable: false)
+        case .postgres:
+            for statement in PostgresClassTable.createStatements(table: schema.tableName, tableID: schema.id) {
+                try db.execute(statement, cacheable: false)
+            }
+        }
         return schema
     }
 

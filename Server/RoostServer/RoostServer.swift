@@ -37,7 +37,12 @@ public final class RoostServer: @unchecked Sendable {
         self.logger = logger
         faults = FaultInjection(config)
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
-        storage = try Storage(path: TransferDatabase.path(dataDirectory: config.dataDirectory), queryTimeout: config.queryTimeoutSeconds)
+        if let databaseURL = config.databaseURL {
+            // A connection for each HTTP thread, and a few for the background writers (pruner, mail, deferred writes).
+            storage = try Storage(databaseURL: databaseURL, poolSize: config.threads + 4, queryTimeout: config.queryTimeoutSeconds)
+        } else {
+            storage = try Storage(path: TransferDatabase.path(dataDirectory: config.dataDirectory), queryTimeout: config.queryTimeoutSeconds)
+        }
         // Parse creates `_User` and `_Role` at start: `GET /schemas` lists them before any user or role exists.
         // Best effort: a full disk must not keep the server from starting (the first sign-up creates them then).
         _ = try? storage.write { db in (try UserStore.schema(in: db), try RoleStore.schema(in: db)) }
@@ -66,23 +71,10 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
     public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
-        liveQuery = try LiveQueryServer(
-            settings: .init(applicationId: config.applicationId, masterKey: config.masterKey, masterKeyIPs: config.masterKeyIPs,
-                            classes: config.liveQueryClasses, logsChanges: config.liveQueryReplayEvents > 0,
-                            maxSubscriptionsPerClient: config.liveQueryMaxSubscriptions,
-                            maxConnectionsPerAddress: config.liveQueryMaxConnectionsPerIP),
-            socketSettings: .init(maxMessageBytes: config.webSocketMaxMessageBytes,
-                                  pingIntervalMilliseconds: config.webSocketPingMilliseconds,
-                                  closeTimeoutMilliseconds: config.webSocketCloseTimeoutMilliseconds),
-            matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger), storage: storage,
-            authenticate: { [unowned self] token in try authenticate(token) })
-        let live = liveQuery!
-        let head = try storage.observeCommits(logging: config.liveQueryReplayEvents > 0, records: { live.records($0) },
-                                              onCommit: { live.publish($0) })
-        live.begin(at: head)
-        if config.liveQueryReplayEvents > 0 {
-            changeLogTrimmer = ChangeLogTrimmer(storage: storage, windowSeconds: config.liveQueryReplayWindowSeconds,
-                                                maxChanges: config.liveQueryReplayEvents)
+        if storage.feedsLiveQuery {
+            try startLiveQuery()
+        } else {
+            logger.warning("LiveQuery is not available on PostgreSQL yet: WebSocket upgrades answer 503")
         }
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
@@ -97,6 +89,28 @@ public final class RoostServer: @unchecked Sendable {
             mailSender?.start()
         }
         return server.port
+    }
+
+    /// LiveQuery's server, fed by every commit.
+    private func startLiveQuery() throws {
+        let live = try LiveQueryServer(
+            settings: .init(applicationId: config.applicationId, masterKey: config.masterKey, masterKeyIPs: config.masterKeyIPs,
+                            classes: config.liveQueryClasses, logsChanges: config.liveQueryReplayEvents > 0,
+                            maxSubscriptionsPerClient: config.liveQueryMaxSubscriptions,
+                            maxConnectionsPerAddress: config.liveQueryMaxConnectionsPerIP),
+            socketSettings: .init(maxMessageBytes: config.webSocketMaxMessageBytes,
+                                  pingIntervalMilliseconds: config.webSocketPingMilliseconds,
+                                  closeTimeoutMilliseconds: config.webSocketCloseTimeoutMilliseconds),
+            matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger), storage: storage,
+            authenticate: { [unowned self] token in try authenticate(token) })
+        let head = try storage.observeCommits(logging: config.liveQueryReplayEvents > 0, records: { live.records($0) },
+                                              onCommit: { live.publish($0) })
+        live.begin(at: head)
+        if config.liveQueryReplayEvents > 0 {
+            changeLogTrimmer = ChangeLogTrimmer(storage: storage, windowSeconds: config.liveQueryReplayWindowSeconds,
+                                                maxChanges: config.liveQueryReplayEvents)
+        }
+        liveQuery = live
     }
 
     /// Finishes requests in flight, stops listening and closes the database.

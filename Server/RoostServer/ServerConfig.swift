@@ -5,6 +5,8 @@ public struct ServerConfig: Sendable {
     /// URL prefix of the API, e.g. `/parse`. Always starts with `/` and has no trailing slash.
     public var mountPath = "/parse"
     public var dataDirectory = "./roost-data"
+    /// A PostgreSQL database (`postgres://...`) to serve from instead of SQLite in `dataDirectory`.
+    public var databaseURL: String?
     public var applicationId = "roost"
     public var masterKey = ""
     /// When set, requests must carry it as `X-Parse-REST-API-Key` (or another client key header).

@@ -32,6 +32,8 @@ struct Serve: ParsableCommand {
     @Option(help: "URL path of the API (env ROOST_MOUNT, default /parse).") var mount: String?
     @Option(help: "Directory for the database and the generated master key (env ROOST_DATA_DIR, default ./roost-data).")
     var dataDir: String?
+    @Option(help: "A PostgreSQL database to serve from instead of SQLite in the data dir: postgres://user:password@host:port/database (env ROOST_DATABASE_URL, default none).")
+    var database: String?
     @Option(help: "Application id clients must send (env ROOST_APP_ID, default roost).") var appId: String?
     @Option(help: "Master key (env ROOST_MASTER_KEY); generated and kept in the data directory when absent.")
     var masterKey: String?
@@ -95,6 +97,7 @@ struct Serve: ParsableCommand {
         config.host = settings.string(host, "host") ?? config.host
         config.mountPath = normalizedMount(settings.string(mount, "mount") ?? config.mountPath)
         config.dataDirectory = settings.string(dataDir, "data-dir") ?? config.dataDirectory
+        config.databaseURL = database ?? environment["ROOST_DATABASE_URL"]
         config.applicationId = settings.string(appId, "app-id") ?? config.applicationId
         config.restAPIKey = settings.string(restApiKey, "rest-api-key")
         config.webhookKey = settings.string(webhookKey, "webhook-key")
@@ -246,6 +249,10 @@ struct Serve: ParsableCommand {
         do {
             server = try RoostServer(config: config, logger: logger)
         } catch {
+            if config.databaseURL != nil {
+                // PostgresError names the server as user@host:port/database, never with the password.
+                throw StartupError("cannot open the PostgreSQL database: \(error). Check --database (or ROOST_DATABASE_URL).")
+            }
             throw StartupError("cannot open the database in \(config.dataDirectory) (roost.sqlite): \(error). "
                 + "Check that its files belong to this user and are writable, or choose another --data-dir.")
         }

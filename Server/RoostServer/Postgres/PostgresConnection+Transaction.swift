@@ -7,6 +7,8 @@ public enum PostgresIsolation: String, Sendable {
     case repeatableRead = "REPEATABLE READ"
     /// A transaction that would break serial order fails with 40001 (`SQLState.serializationFailure`): run it again.
     case serializable = "SERIALIZABLE"
+    /// One snapshot for the whole transaction, which writes nothing (what a read request needs).
+    case repeatableReadOnly = "REPEATABLE READ READ ONLY"
 }
 
 extension PostgresConnection {

@@ -69,6 +69,8 @@ final class SQLiteEngine: StorageEngine {
         }
     }
 
+    var feedsLiveQuery: Bool { true }
+
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
                         onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
         let head = try writer.withConnection { db -> Int64 in

@@ -5,16 +5,19 @@ import RoostCore
 /// Errors of the storage layer that are not the client's fault.
 public enum StorageError: Error, CustomStringConvertible {
     case corruptRow(className: String, objectId: String)
+    /// A feature the database in use does not offer.
+    case unavailable(String)
 
     public var description: String {
         switch self {
         case .corruptRow(let className, let objectId): "stored row \(className)/\(objectId) does not decode"
+        case .unavailable(let what): what
         }
     }
 }
 
 /// The database behind every request, and what the server keeps in memory about it (sessions, schemas,
-/// hooks). The `StorageEngine` underneath is SQLite (`SQLiteEngine`).
+/// hooks). The `StorageEngine` underneath is SQLite (`SQLiteEngine`, the default) or PostgreSQL (`PostgresEngine`).
 ///
 /// A write closure runs atomically: when `write` returns, its changes are committed.
 public final class Storage: Sendable {
@@ -50,6 +53,16 @@ public final class Storage: Sendable {
         engine = try SQLiteEngine(path: path, walCatchUpFrames: walCatchUpFrames, walIdleDelay: walIdleDelay,
                                   schemas: schemas, queryTimeoutMilliseconds: queryTimeoutMilliseconds)
     }
+
+    /// Opens the PostgreSQL database at `databaseURL` (`postgres://user:password@host:port/database`) and brings
+    /// its tables up to date; `poolSize` connections at most.
+    public init(databaseURL: String, poolSize: Int, queryTimeout: Double = 5) throws {
+        queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
+        engine = try PostgresEngine(url: databaseURL, poolSize: poolSize, queryTimeoutMilliseconds: queryTimeoutMilliseconds)
+    }
+
+    /// Whether LiveQuery can be fed (`observeCommits`): not yet on PostgreSQL.
+    var feedsLiveQuery: Bool { engine.feedsLiveQuery }
 
     /// LiveQuery's hook: object writes of the classes `records` names are numbered, appended to the change log
     /// when `logging`, and handed to `onCommit` once committed, in commit order (see `WriteQueue.observeCommits`).

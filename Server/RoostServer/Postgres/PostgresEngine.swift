@@ -1,0 +1,76 @@
+import Foundation
+import RoostCore
+
+/// PostgreSQL under `Storage` (`roost serve --database postgres://...`): a pool of connections shared by the
+/// request threads. Every write is one SERIALIZABLE transaction, run again from the start when PostgreSQL reports
+/// a serialization failure or a deadlock: the stores were written for SQLite's single writer (read, decide,
+/// write), and serializable transactions keep that reasoning true with many writers, on one node or several.
+/// Every read is one REPEATABLE READ READ ONLY transaction: one snapshot, as on SQLite.
+final class PostgresEngine: StorageEngine {
+    private let pool: PostgresPool
+    private let queryTimeoutMilliseconds: UInt64
+    /// How many times a write runs before its serialization failure reaches the client (as a 500 with code 1).
+    static let writeAttempts = 20
+
+    /// Connects, and brings the database's tables up to date (`PostgresSchema`, safe when nodes start together).
+    init(url: String, poolSize: Int, queryTimeoutMilliseconds: UInt64) throws {
+        pool = try PostgresPool(url: url, size: poolSize)
+        self.queryTimeoutMilliseconds = queryTimeoutMilliseconds
+        _ = try pool.withConnection { try PostgresSchema.migrate($0) }
+    }
+
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try pool.withConnection { connection in
+            let state = connection.writeState
+            do {
+                return try connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
+                    // Another connection or node may have changed a schema since this one last wrote.
+                    state.schemaCache.removeAll()
+                    state.objectChanges.removeAll()
+                    state.rollbackProofWrites.removeAll()
+                    return try body(connection)
+                }
+            } catch {
+                // What `survivingRollback` kept is written again, in a transaction of its own.
+                let kept = state.rollbackProofWrites
+                state.rollbackProofWrites.removeAll()
+                state.objectChanges.removeAll()
+                if !kept.isEmpty {
+                    _ = try? connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
+                        for write in kept { try write(connection) }
+                    }
+                }
+                throw error
+            }
+        }
+    }
+
+    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
+        do {
+            return try pool.withConnection { connection in
+                try connection.transaction(.repeatableReadOnly) { connection in
+                    if queryTimeoutMilliseconds > 0 {
+                        try connection.execute("SET LOCAL statement_timeout = \(queryTimeoutMilliseconds)")
+                    }
+                    return try body(connection)
+                }
+            }
+        } catch let error as PostgresError where error.isInterrupted {
+            throw ParseError(.timeout, "The query took longer than the time limit (--query-timeout)")
+        }
+    }
+
+    /// LiveQuery needs every node's commits in one order per class (a sequence taken at commit, delivered
+    /// through NOTIFY); until that is built, a PostgreSQL server runs without it and says so at start.
+    var feedsLiveQuery: Bool { false }
+
+    func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
+        throw StorageError.unavailable("LiveQuery is not available on PostgreSQL yet")
+    }
+
+    /// Statements in progress end at their `statement_timeout`; new reads cannot start once the pool closes.
+    func interruptReads() {}
+
+    func close() throws { pool.close() }
+}

@@ -65,7 +65,7 @@ enum UserStore {
         try db.fetchRows(
             "SELECT objectId, createdAt, updatedAt, acl, data FROM \(schema.tableName) WHERE json_extract(data, '$.authData.anonymous.id') = ?"
                 // One locked out by the master key (an empty ACL) comes last: `SignUp` signs up another with its id.
-                + " ORDER BY acl IS '{}'",
+                + " ORDER BY acl IS NOT DISTINCT FROM '{}'",
             [.text(id)], cacheable: true).first.map { StoredRow($0, className: className) }
     }
 

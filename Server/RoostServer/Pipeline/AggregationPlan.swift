@@ -125,7 +125,7 @@ struct AggregationPlan {
             }
             sql += " LIMIT ? OFFSET ?"
             // Decoded once SQLite is done: the query time limit counts the reading, as before.
-            let rows = try db.fetchRows(sql, filter.arguments + [.integer(Int64(limit ?? -1)), .integer(Int64(skip))], cacheable: false)
+            let rows = try db.fetchRows(sql, filter.arguments + [.integer(Int64(limit ?? Int(Int64.max))), .integer(Int64(skip))], cacheable: false)
             documents = try rows.map { try StoredRow($0, className: schema.className).decoded().wireJSON(excluding: []).objectValue ?? [:] }
         }
         return try Aggregation(checked: rest).run(documents)

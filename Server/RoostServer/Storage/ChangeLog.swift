@@ -99,7 +99,7 @@ enum ChangeLog {
         guard cutoff >= first else { return 0 }
         try db.execute("""
             INSERT INTO _live_trim (className, seq) SELECT className, max(seq) FROM _live_change WHERE seq <= ? GROUP BY className
-            ON CONFLICT (className) DO UPDATE SET seq = max(seq, excluded.seq)
+            ON CONFLICT (className) DO UPDATE SET seq = max(_live_trim.seq, excluded.seq)
             """, [.integer(cutoff)])
         try db.execute("DELETE FROM _live_change WHERE seq <= ?", [.integer(cutoff)])
         return db.changes
@@ -131,7 +131,7 @@ enum ChangeLog {
 
     /// Raises a class's trim mark: no resume from before `seq` (its changes up to there are not all in the log).
     static func raiseMark(of className: String, to seq: Int64, in db: any SQLConnection) throws {
-        try db.execute("INSERT INTO _live_trim (className, seq) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET seq = max(seq, excluded.seq)",
+        try db.execute("INSERT INTO _live_trim (className, seq) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET seq = max(_live_trim.seq, excluded.seq)",
                        [.text(className), .integer(seq)])
     }
 }

@@ -171,10 +171,11 @@ extension QueryCompiler {
     /// `_`, `-` and spaces) need no escaping, so the quoted form is exact, and `instr` spares a
     /// `json_each` scan per row. A row anyone may read has no `rperm` (`ReadPermission`), so `*` needs no test.
     static func readFilter(_ subjects: [String]?) -> SQLFragment {
-        guard let subjects else { return SQLFragment(sql: "1", arguments: []) }
+        // Spelled so that PostgreSQL reads it too (`TRUE`, and `instr` as a number): `fetch` shares it.
+        guard let subjects else { return SQLFragment(sql: "TRUE", arguments: []) }
         let named = subjects.filter { $0 != "*" }
         guard !named.isEmpty else { return SQLFragment(sql: "rperm IS NULL", arguments: []) }
-        let tests = Array(repeating: "instr(rperm, ?)", count: named.count).joined(separator: " OR ")
+        let tests = Array(repeating: "instr(rperm, ?) > 0", count: named.count).joined(separator: " OR ")
         return SQLFragment(sql: "(rperm IS NULL OR \(tests))", arguments: named.map { .text(JSON.string($0).jsonText) })
     }
 }

@@ -37,7 +37,7 @@ enum ReadPermission {
         if let subjects {
             // The restricted rows that name none of the caller's subjects (`*` is never named: see `readers`).
             let named = subjects.filter { $0 != "*" }
-            let tests = named.isEmpty ? "" : " AND NOT (" + Array(repeating: "instr(rperm, ?)", count: named.count).joined(separator: " OR ") + ")"
+            let tests = named.isEmpty ? "" : " AND NOT (" + Array(repeating: "instr(rperm, ?) > 0", count: named.count).joined(separator: " OR ") + ")"
             let hidden = (filter.sql == "1" ? " WHERE " : " AND ") + "rperm IS NOT NULL" + tests
             sql = "SELECT (\(sql)) - (SELECT COUNT(*) FROM \(table)\(matching)\(hidden))"
             arguments += filter.arguments + named.map { .text(JSON.string($0).jsonText) }

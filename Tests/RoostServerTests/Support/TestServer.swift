@@ -6,6 +6,8 @@ import FoundationNetworking
 #endif
 
 /// A real `roost` process on a free port with a fresh data directory, stopped on `stop()` or deinit.
+/// With `ROOST_TEST_DATABASE=postgres` (the test command's second pass), each server gets a fresh PostgreSQL
+/// database of its own on the test cluster (`--database`), dropped with it.
 final class TestServer: @unchecked Sendable {
     static let applicationId = "test-app"
     static let masterKey = "test-master-key-0123456789"
@@ -14,6 +16,8 @@ final class TestServer: @unchecked Sendable {
     let dataDirectory: URL
     let port: Int
     let logFile: URL
+    /// The server's PostgreSQL database, in the PostgreSQL pass.
+    let postgres: PostgresScratchDatabase?
     /// Its own session, closed with the server (the shared one would keep a socket per server).
     let session = URLSession(configuration: .ephemeral)
     var baseURL: String { "http://127.0.0.1:\(port)/parse" }
@@ -28,12 +32,14 @@ final class TestServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
         logFile = self.dataDirectory.appendingPathComponent("server.log")
 
+        postgres = TestServer.onPostgres ? try PostgresScratchDatabase() : nil
+        let databaseArguments = postgres.map { ["--database", $0.url] } ?? []
         let output = try ChildProcess.makePipe()
         defer { close(output.read) }  // The server prints nothing after its "listening" line.
         process = try ChildProcess(
             executable: try TestServer.binary().path,
             arguments: ["serve", "--port", "0", "--data-dir", self.dataDirectory.path, "--app-id", TestServer.applicationId,
-                        "--master-key", TestServer.masterKey] + arguments,
+                        "--master-key", TestServer.masterKey] + databaseArguments + arguments,
             environment: environment.merging(["ROOST_EXIT_WITH_PARENT": "1"]) { _, harness in harness }, stdout: output.write, stderrPath: logFile.path)
         close(output.write)
         guard let seen = ChildProcess.read(output.read, until: "listening on"),
@@ -53,7 +59,11 @@ final class TestServer: @unchecked Sendable {
     deinit {
         stop()
         try? FileManager.default.removeItem(at: dataDirectory)
+        postgres?.drop()
     }
+
+    /// Whether this run's servers serve from PostgreSQL (`ROOST_TEST_DATABASE=postgres`) rather than SQLite.
+    static let onPostgres = ProcessInfo.processInfo.environment["ROOST_TEST_DATABASE"] == "postgres"
 
     /// Everything the server wrote to standard error so far.
     func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }

@@ -128,7 +128,7 @@ enum ObjectStore {
     }
 
     /// The query's constraint, the caller's ACL filter and the server's `rowFilter`, together.
-    private static func whereClause(_ query: FindQuery, _ compiler: QueryCompiler) throws -> SQLFragment {
+    private static func whereClause(_ query: FindQuery, _ compiler: any ConstraintCompiling) throws -> SQLFragment {
         let filter = try compiler.compile(query.constraint)
         let acl = QueryCompiler.readFilter(query.readableBy)
         var clause = SQLFragment(sql: "(\(filter.sql)) AND \(acl.sql)", arguments: filter.arguments + acl.arguments)
@@ -139,9 +139,17 @@ enum ObjectStore {
         return clause
     }
 
+    /// The compiler for the connection's SQL: `QueryCompiler` for SQLite, `PostgresQueryCompiler` for PostgreSQL.
     private static func compiler(for schema: ClassSchema, readableBy: [String]?, authorize: @escaping SubqueryAuthorizer,
-                                 in db: some SQLQuerying) -> QueryCompiler {
-        QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) }, readableBy: readableBy, authorizeSubquery: authorize)
+                                 in db: some SQLQuerying) -> any ConstraintCompiling {
+        let lookup = { (className: String) in try SchemaStore.load(className, in: db) }
+        switch db.dialect {
+        case .sqlite:
+            return QueryCompiler(schema: schema, lookup: lookup, readableBy: readableBy, authorizeSubquery: authorize)
+        case .postgres:
+            return PostgresConstraintCompiler(compiler: PostgresQueryCompiler(
+                schema: schema, lookup: lookup, readableBy: readableBy, authorizeSubquery: authorize))
+        }
     }
 
     /// The stored row of `arguments(for:)`'s values (their text as written, for the change log).

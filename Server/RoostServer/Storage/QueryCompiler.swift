@@ -296,3 +296,15 @@ struct QueryCompiler {
         return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: elementTest) : scalar
     }
 }
+
+/// What `ObjectStore` asks of a query compiler, whichever database it writes for (`QueryCompiler` for SQLite,
+/// `PostgresConstraintCompiler` for PostgreSQL): fragments with `?` marks that the connection binds.
+protocol ConstraintCompiling {
+    func compile(_ constraint: QueryConstraint) throws -> SQLFragment
+    /// `ORDER BY` terms (empty when none apply).
+    func orderBy(_ keys: [SortKey], constraint: QueryConstraint) -> SQLFragment
+    /// Nearest first, for a `$nearSphere` query without an order of its own.
+    func nearestFirst(_ constraint: QueryConstraint) -> SQLFragment?
+}
+
+extension QueryCompiler: ConstraintCompiling {}

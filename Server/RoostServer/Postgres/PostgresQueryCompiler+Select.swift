@@ -1,0 +1,102 @@
+import RoostCore
+
+/// Whole statements of a `FindQuery`: the read permission, order, paging and count, as `ObjectStore` and
+/// `ReadPermission` build them on SQLite.
+extension PostgresQueryCompiler {
+    /// The columns a find reads, in `ObjectStore`'s order (`objectId, createdAt, updatedAt, acl, data`).
+    static let columns = "\"objectId\", \"createdAt\", \"updatedAt\", acl::text, data::text"
+
+    /// The ACL in the `WHERE`: no reader list (anyone may read), or one naming a subject of the caller. `rperm ?| …`
+    /// (jsonb "any of these strings is an element") is what a GIN index on `rperm` answers; nil subjects: master key.
+    static func readFilter(_ subjects: [String]?) -> PostgresFragment {
+        guard let subjects else { return PostgresFragment(sql: "TRUE") }
+        let named = subjects.filter { $0 != "*" }
+        guard !named.isEmpty else { return PostgresFragment(sql: "rperm IS NULL") }
+        let marks = Array(repeating: PostgresFragment.parameter, count: named.count).joined(separator: ", ")
+        return PostgresFragment(sql: "(rperm IS NULL OR rperm ?| ARRAY[\(marks)]::text[])", parameters: named.map { .text($0) })
+    }
+
+    /// `SELECT … WHERE … ORDER BY … LIMIT … OFFSET …` for a query on this compiler's class, with the caller's read
+    /// permission (`query.readableBy`) and a condition of the server's own (`rowFilter`; `FindQuery.rowFilter` is SQLite's).
+    func select(_ query: FindQuery, rowFilter: PostgresFragment? = nil) throws -> PostgresFragment {
+        var statement = try whereClause(query, rowFilter: rowFilter)
+        statement.sql = "SELECT \(Self.columns) FROM \(schema.tableName) WHERE " + statement.sql
+        let order = orderBy(query.order, constraint: query.constraint)
+        if !order.sql.isEmpty {
+            statement.sql += " ORDER BY " + order.sql
+            statement.parameters += order.parameters
+        } else if let nearest = nearestFirst(query.constraint) {
+            statement.sql += " ORDER BY " + nearest.sql
+            statement.parameters += nearest.parameters
+        }
+        statement.sql += " LIMIT \(PostgresFragment.parameter) OFFSET \(PostgresFragment.parameter)"
+        statement.parameters += [.int(Int64(query.limit)), .int(Int64(query.skip))]
+        return statement
+    }
+
+    /// `SELECT count(*)` of the rows a query matches that the caller may read.
+    func count(_ query: FindQuery, rowFilter: PostgresFragment? = nil) throws -> PostgresFragment {
+        var statement = try whereClause(query, rowFilter: rowFilter)
+        statement.sql = "SELECT count(*) FROM \(schema.tableName) WHERE " + statement.sql
+        return statement
+    }
+
+    /// The query's constraint, the caller's read permission and the server's row filter, together.
+    func whereClause(_ query: FindQuery, rowFilter: PostgresFragment? = nil) throws -> PostgresFragment {
+        var compiler = self
+        compiler.readableBy = query.readableBy
+        compiler.authorizeSubquery = query.authorizeSubquery
+        let filter = try compiler.compile(query.constraint)
+        let acl = Self.readFilter(query.readableBy)
+        var clause = PostgresFragment(sql: "(\(filter.sql)) AND \(acl.sql)", parameters: filter.parameters + acl.parameters)
+        if let rowFilter {
+            clause.sql += " AND (\(rowFilter.sql))"
+            clause.parameters += rowFilter.parameters
+        }
+        return clause
+    }
+
+    /// `ORDER BY` terms in SQLite's order of `json_extract` values, which `QueryCompiler.orderBy` sorts by: missing
+    /// and null first, then numbers and Booleans (as 1 and 0) by value, then strings, Objects and Arrays by their text
+    /// (strings as they are, Objects and Arrays as compact JSON with sorted keys, as Roost writes them), byte by byte;
+    /// descending reverses it all. Keys not in the schema are dropped, as Parse does. `$score` needs `$text` (not yet).
+    func orderBy(_ keys: [SortKey], constraint: QueryConstraint) -> PostgresFragment {
+        var terms: [String] = []
+        for sort in keys {
+            let direction = sort.descending ? " DESC" : " ASC"
+            switch sort.key {
+            case "objectId": terms.append("\"objectId\" COLLATE \"C\"" + direction)
+            case "createdAt", "updatedAt": terms.append("\"\(sort.key)\"" + direction)
+            case SortKey.textScore: continue
+            default:
+                let root = String(sort.key.split(separator: ".")[0])
+                guard schema.fields[root] != nil else { continue }
+                let value = json(sort.key)
+                terms.append("""
+                    (CASE jsonb_typeof(\(value)) WHEN 'number' THEN 1 WHEN 'boolean' THEN 1 WHEN 'string' THEN 2 \
+                    WHEN 'object' THEN 2 WHEN 'array' THEN 2 ELSE 0 END)\(direction)
+                    """)
+                terms.append("""
+                    (CASE jsonb_typeof(\(value)) WHEN 'number' THEN (\(value) #>> '{}')::float8 \
+                    WHEN 'boolean' THEN (CASE WHEN \(value) = 'true'::jsonb THEN 1 ELSE 0 END) END)\(direction)
+                    """)
+                terms.append("(CASE jsonb_typeof(\(value)) WHEN 'string' THEN \(value) #>> '{}' ELSE \(compactText(value)) END) COLLATE \"C\"" + direction)
+            }
+        }
+        return PostgresFragment(sql: terms.joined(separator: ", "))
+    }
+
+    /// An Object's or Array's JSON text as Roost writes it (compact, keys sorted), which SQLite's `json_extract` gives
+    /// back: exact for members and elements that are not themselves Objects or Arrays (Dates, Pointers, Files,
+    /// GeoPoints, lists of scalars); deeper ones are in PostgreSQL's own text (spaces, keys by length), so the order
+    /// among Objects or Arrays that differ only deeper may differ from SQLite's. NULL for other types.
+    func compactText(_ value: String) -> String {
+        """
+        (CASE jsonb_typeof(\(value)) \
+        WHEN 'object' THEN '{' || COALESCE((SELECT string_agg(to_jsonb(member.key)::text || ':' || member.value::text, ',' \
+        ORDER BY member.key COLLATE "C") FROM jsonb_each(\(value)) AS member), '') || '}' \
+        WHEN 'array' THEN '[' || COALESCE((SELECT string_agg(item.value::text, ',' ORDER BY item.position) \
+        FROM jsonb_array_elements(\(value)) WITH ORDINALITY AS item(value, position)), '') || ']' END)
+        """
+    }
+}

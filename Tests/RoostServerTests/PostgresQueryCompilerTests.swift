@@ -142,15 +142,6 @@ import Testing
         }
     }
 
-    @Test func whatItCannotCompileYetIs102() throws {
-        let compiler = PostgresQueryCompiler(schema: Self.schema)
-        for whereText in [#"{"name": {"$text": {"$search": {"$term": "alpha"}}}}"#] {
-            let constraint = try QueryConstraint.parse(where: try JSONParser.parse(whereText))
-            let error = try #require(throws: ParseError.self, "\(whereText)") { try compiler.compile(constraint) }
-            #expect(error.code == .invalidQuery, "\(whereText)")
-        }
-    }
-
     @Test func regexOptionsBecomeEmbeddedAREOptions() {
         #expect(PostgresQueryCompiler.embeddedOptions("") == "(?p)")
         #expect(PostgresQueryCompiler.embeddedOptions("i") == "(?pi)")

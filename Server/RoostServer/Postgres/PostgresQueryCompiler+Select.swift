@@ -59,15 +59,19 @@ extension PostgresQueryCompiler {
     /// `ORDER BY` terms in SQLite's order of `json_extract` values, which `QueryCompiler.orderBy` sorts by: missing
     /// and null first, then numbers and Booleans (as 1 and 0) by value, then strings, Objects and Arrays by their text
     /// (strings as they are, Objects and Arrays as compact JSON with sorted keys, as Roost writes them), byte by byte;
-    /// descending reverses it all. Keys not in the schema are dropped, as Parse does. `$score` needs `$text` (not yet).
+    /// descending reverses it all. Keys not in the schema are dropped, as Parse does; `$score` (either direction) puts the
+    /// best `$text` matches first.
     func orderBy(_ keys: [SortKey], constraint: QueryConstraint) -> PostgresFragment {
-        var terms: [String] = []
+        var terms: [String] = [], parameters: [PostgresValue] = []
         for sort in keys {
             let direction = sort.descending ? " DESC" : " ASC"
             switch sort.key {
             case "objectId": terms.append("\"objectId\" COLLATE \"C\"" + direction)
             case "createdAt", "updatedAt": terms.append("\"\(sort.key)\"" + direction)
-            case SortKey.textScore: continue
+            case SortKey.textScore:
+                guard let score = textScore(in: constraint) else { continue }
+                terms.append(score.sql + " DESC")
+                parameters += score.parameters
             default:
                 let root = String(sort.key.split(separator: ".")[0])
                 guard schema.fields[root] != nil else { continue }
@@ -83,7 +87,7 @@ extension PostgresQueryCompiler {
                 terms.append("(CASE jsonb_typeof(\(value)) WHEN 'string' THEN \(value) #>> '{}' ELSE \(compactText(value)) END) COLLATE \"C\"" + direction)
             }
         }
-        return PostgresFragment(sql: terms.joined(separator: ", "))
+        return PostgresFragment(sql: terms.joined(separator: ", "), parameters: parameters)
     }
 
     /// An Object's or Array's JSON text as Roost writes it (compact, keys sorted), which SQLite's `json_extract` gives

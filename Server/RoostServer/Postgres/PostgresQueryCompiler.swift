@@ -35,7 +35,7 @@ struct PostgresFragment {
 /// numeric parts index Arrays, an Array where a path ends matches through its elements, Arrays of Objects on the way
 /// are crossed), Relation fields and `$relatedTo`, `$inQuery $notInQuery $select $dontSelect` (with the caller's read
 /// permission and `authorizeSubquery`), geo (`$nearSphere $within $geoWithin`, in plain SQL), and with
-/// `PostgresQueryCompiler+Select` the read permission, order, paging and count. Not yet: `$text` (102).
+/// `PostgresQueryCompiler+Select` the read permission, order, paging and count; `$text` (`PostgresQueryCompiler+Text`).
 ///
 /// `$regex` runs on PostgreSQL's own engine (Tcl ARE, https://www.postgresql.org/docs/current/functions-matching.html),
 /// not PCRE2: options map to ARE's embedded ones, and a pattern PCRE2 accepts that ARE refuses fails at run time
@@ -71,8 +71,6 @@ struct PostgresQueryCompiler {
         PostgresFragment(sql: "NOT COALESCE((\(fragment.sql)), FALSE)", parameters: fragment.parameters)
     }
 
-    func unsupported(_ what: String) -> ParseError { ParseError(.invalidQuery, "\(what) is not supported on PostgreSQL yet.") }
-
     private func compile(_ key: String, _ condition: FieldCondition) throws -> PostgresFragment {
         // Operand checks and `$relativeTime` are the same on both databases: SQLite's compiler's own.
         let operands = QueryCompiler(schema: schema)
@@ -105,7 +103,7 @@ struct PostgresQueryCompiler {
         case .matchesQuery(let subquery): return try inQuery(key, subquery, negated: false)
         case .doesNotMatchQuery(let subquery): return try inQuery(key, subquery, negated: true)
         case .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere: return geo(key, condition)
-        case .matchesText: throw unsupported("$text")
+        case .matchesText(let search): return textSearch(key, search)
         }
     }
 

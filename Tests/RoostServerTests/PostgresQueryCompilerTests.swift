@@ -129,6 +129,36 @@ import Testing
         #expect(plan.contains("\(table)_score"), "\(plan)")
     }
 
+    /// An ordered page on a recorded Number field walks an index on the comparison's expression declared `NULLS FIRST`
+    /// (SQLite's place for missing values), whichever the direction, with the read permission tested on the way.
+    @Test func anOrderedPageWalksTheExpressionIndex() throws {
+        let db = try PostgresConnection(url: try PostgresTestCluster.url())
+        let namespace = "ordered_" + UUID().uuidString.prefix(8).lowercased()
+        let table = "c9"  // `ClassSchema.tableName` of id 9, in a schema of its own.
+        try db.execute("""
+            CREATE SCHEMA \(namespace); SET search_path TO \(namespace);
+            CREATE TABLE \(table) ("objectId" text PRIMARY KEY, "createdAt" bigint, "updatedAt" bigint, acl jsonb, rperm jsonb, data jsonb NOT NULL);
+            INSERT INTO \(table) SELECT 'o' || i, 0, 0, NULL, CASE WHEN i % 3 = 0 THEN '["u1"]'::jsonb END, jsonb_build_object('score', i)
+                FROM generate_series(1, 20000) AS i;
+            CREATE INDEX \(table)_score ON \(table) (((data ->> 'score')::float8) NULLS FIRST);
+            ANALYZE \(table);
+            """)
+        defer { _ = try? db.execute("DROP SCHEMA \(namespace) CASCADE") }
+        let schema = ClassSchema(id: 9, className: "Thing", fields: ["score": .number], classLevelPermissions: nil, indexes: nil)
+        for descending in [false, true] {
+            var query = FindQuery(limit: 10, skip: 100)
+            query.order = [SortKey(key: "score", descending: descending)]
+            query.readableBy = ["*", "u2"]
+            let statement = try PostgresQueryCompiler(schema: schema).select(query)
+            let plan = try db.query("EXPLAIN " + statement.numbered(), statement.parameters).rows.map { try $0.string(0) ?? "" }.joined(separator: "\n")
+            #expect(plan.contains("Index Scan") && plan.contains("\(table)_score") && !plan.contains("Sort"), "\(plan)")
+            let ids = try db.query(statement.numbered(), statement.parameters).rows.map { try $0.string(0) ?? "" }
+            // u2 reads the public rows alone (i % 3 != 0): the 101st to 110th of them.
+            let expected = (descending ? Array((1...20000).reversed()) : Array(1...20000)).filter { $0 % 3 != 0 }.dropFirst(100).prefix(10)
+            #expect(ids == expected.map { "o\($0)" })
+        }
+    }
+
     /// Parse's 107s for operands, as on SQLite.
     @Test func badOperandsAre107() throws {
         let compiler = PostgresQueryCompiler(schema: Self.schema)

@@ -75,6 +75,11 @@ extension PostgresQueryCompiler {
             default:
                 let root = String(sort.key.split(separator: ".")[0])
                 guard schema.fields[root] != nil else { continue }
+                if let typed = typedSortExpression(sort.key) {
+                    // Missing (and null) first, as SQLite's NULLs; the plain expression an index on it can walk.
+                    terms.append(typed + direction + (sort.descending ? " NULLS LAST" : " NULLS FIRST"))
+                    continue
+                }
                 let value = json(sort.key)
                 terms.append("""
                     (CASE jsonb_typeof(\(value)) WHEN 'number' THEN 1 WHEN 'boolean' THEN 1 WHEN 'string' THEN 2 \
@@ -88,6 +93,22 @@ extension PostgresQueryCompiler {
             }
         }
         return PostgresFragment(sql: terms.joined(separator: ", "), parameters: parameters)
+    }
+
+    /// The sort expression of a top-level field whose recorded type every stored value has (writes are type-checked),
+    /// in that type's order, which is SQLite's among such values: Numbers by value, Strings byte by byte, Booleans false
+    /// first (0 and 1 there), Dates by ISO text (their JSON texts differ only there), Pointers by objectId (one target
+    /// class). NULL when missing or null. Other fields sort by `orderBy`'s general terms.
+    func typedSortExpression(_ key: String) -> String? {
+        guard !isDotPath(key), schema.view == nil else { return nil }
+        switch schema.fields[key] {
+        case .number?: return "(data ->> '\(key)')::float8"
+        case .string?: return "(data ->> '\(key)') COLLATE \"C\""
+        case .boolean?: return "(data ->> '\(key)')::boolean"
+        case .date?: return "(data #>> '{\(key),iso}') COLLATE \"C\""
+        case .pointer?: return "(data #>> '{\(key),objectId}') COLLATE \"C\""
+        default: return nil
+        }
     }
 
     /// An Object's or Array's JSON text as Roost writes it (compact, keys sorted), which SQLite's `json_extract` gives

@@ -112,16 +112,20 @@ extension PostgresQueryCompiler {
     }
 
     /// An Object's or Array's JSON text as Roost writes it (compact, keys sorted), which SQLite's `json_extract` gives
-    /// back: exact for members and elements that are not themselves Objects or Arrays (Dates, Pointers, Files,
-    /// GeoPoints, lists of scalars); deeper ones are in PostgreSQL's own text (spaces, keys by length), so the order
-    /// among Objects or Arrays that differ only deeper may differ from SQLite's. NULL for other types.
-    func compactText(_ value: String) -> String {
-        """
-        (CASE jsonb_typeof(\(value)) \
-        WHEN 'object' THEN '{' || COALESCE((SELECT string_agg(to_jsonb(member.key)::text || ':' || member.value::text, ',' \
-        ORDER BY member.key COLLATE "C") FROM jsonb_each(\(value)) AS member), '') || '}' \
-        WHEN 'array' THEN '[' || COALESCE((SELECT string_agg(item.value::text, ',' ORDER BY item.position) \
-        FROM jsonb_array_elements(\(value)) WITH ORDINALITY AS item(value, position)), '') || ']' END)
-        """
+    /// back; NULL for other types. Exact to `depth` levels of nesting (Objects in Objects in Objects: Dates or Pointers
+    /// inside Objects in Arrays); deeper values are in PostgreSQL's own text (spaces, keys by length first), so the
+    /// order among values that differ only that deep may differ from SQLite's.
+    func compactText(_ value: String, depth: Int = 3) -> String {
+        let member = "member\(depth)", item = "item\(depth)"
+        func rendered(_ inner: String) -> String {
+            depth > 1 ? "COALESCE(\(compactText(inner, depth: depth - 1)), \(inner)::text)" : "\(inner)::text"
+        }
+        return """
+            (CASE jsonb_typeof(\(value)) \
+            WHEN 'object' THEN '{' || COALESCE((SELECT string_agg(to_jsonb(\(member).key)::text || ':' || \(rendered("\(member).value")), ',' \
+            ORDER BY \(member).key COLLATE "C") FROM jsonb_each(\(value)) AS \(member)), '') || '}' \
+            WHEN 'array' THEN '[' || COALESCE((SELECT string_agg(\(rendered("\(item).value")), ',' ORDER BY \(item).position) \
+            FROM jsonb_array_elements(\(value)) WITH ORDINALITY AS \(item)(value, position)), '') || ']' END)
+            """
     }
 }

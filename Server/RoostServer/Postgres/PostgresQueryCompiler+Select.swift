@@ -43,6 +43,8 @@ extension PostgresQueryCompiler {
 
     /// The query's constraint, the caller's read permission and the server's row filter, together.
     func whereClause(_ query: FindQuery, rowFilter: PostgresFragment? = nil) throws -> PostgresFragment {
+        // `FindQuery.rowFilter` is SQLite SQL (`_session_objects`' user test): a caller with one must pass its PostgreSQL form.
+        precondition(query.rowFilter == nil || rowFilter != nil, "a FindQuery.rowFilter needs its PostgreSQL form")
         var compiler = self
         compiler.readableBy = query.readableBy
         compiler.authorizeSubquery = query.authorizeSubquery

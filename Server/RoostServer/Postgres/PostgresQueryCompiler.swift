@@ -37,6 +37,17 @@ struct PostgresFragment {
 /// permission and `authorizeSubquery`), geo (`$nearSphere $within $geoWithin`, in plain SQL), and with
 /// `PostgresQueryCompiler+Select` the read permission, order, paging and count; `$text` (`PostgresQueryCompiler+Text`).
 ///
+/// Where the answers differ from SQLite's (the first three pinned by `PostgresQueryParityTests.knownDifferences`): `$regex` classes
+/// such as `\w` are Unicode in ARE, ASCII in PCRE2; `$select` compares jsonb values, so `true` does not select the
+/// number 1 (SQLite reads it as 1); Objects and Arrays nested more than three deep sort by PostgreSQL's text of the
+/// innermost; `$text` splits words by PostgreSQL's letters and lowercasing (see `PostgresQueryCompiler+Text`); numbers
+/// compare as float8 (SQLite compares integers past 2^53 exactly); an unordered query's rows come in no promised order
+/// on either (SQLite's happen to be insertion order).
+///
+/// Indexes the SQL can use (the storage layer makes them): an expression index on a field's comparison expression,
+/// `((data ->> 'score')::float8)` or `((data ->> 'name') COLLATE "C")`, declared `NULLS FIRST` so an ordered page walks
+/// it in both directions (`typedSortExpression`); a GIN index on `rperm` for `rperm ?| ARRAY[…]`.
+///
 /// `$regex` runs on PostgreSQL's own engine (Tcl ARE, https://www.postgresql.org/docs/current/functions-matching.html),
 /// not PCRE2: options map to ARE's embedded ones, and a pattern PCRE2 accepts that ARE refuses fails at run time
 /// with SQLSTATE 2201B (the seam must answer it as 102).

@@ -15,6 +15,9 @@ final class PostgresParityFixture {
         let objects: [(id: String, acl: JSON?, fields: [String: JSON])]
         /// Relation field → owner objectId → related objectIds.
         var relations: [String: [String: [String]]] = [:]
+        /// String fields with a declared text index: SQLite's FTS5 table (`TextIndex`), PostgreSQL's GIN index on
+        /// `PostgresQueryCompiler.textIndexExpression`; both compilers then narrow `$text` through them.
+        var textIndexes: [String] = []
     }
 
     let storage: Storage
@@ -54,7 +57,7 @@ final class PostgresParityFixture {
             createdTimes.append(base + Int64(created) * 3_600_000)
         }
         let schema = try storage.write { db -> ClassSchema in
-            let schema = try SchemaStore.create(spec.name, fields: spec.fields, classLevelPermissions: nil, in: db)
+            var schema = try SchemaStore.create(spec.name, fields: spec.fields, classLevelPermissions: nil, in: db)
             for (object, time) in zip(spec.objects, createdTimes) {
                 let date = ParseDate(millisecondsSince1970: time)
                 try ObjectStore.insert(StoredObject(objectId: object.id, createdAt: date, updatedAt: date, acl: object.acl, fields: object.fields),
@@ -66,6 +69,10 @@ final class PostgresParityFixture {
                     try RelationStore.apply([field: .relation(targetClass: target, add: related, remove: [])],
                                             className: spec.name, objectId: owner, in: db)
                 }
+            }
+            for field in spec.textIndexes {
+                schema = try IndexStore.apply(JSON.object(["\(field)_text": [field: .string(TextIndex.marker)]]), to: schema, in: db)
+                try SchemaStore.save(schema, in: db)
             }
             return schema
         }
@@ -82,6 +89,9 @@ final class PostgresParityFixture {
                 "INSERT INTO \(schema.tableName) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb)",
                 [.text(row[0].text ?? ""), .int(row[1].integer ?? 0), .int(row[2].integer ?? 0),
                  row[3].text.map(PostgresValue.text) ?? .null, row[4].text.map(PostgresValue.text) ?? .null, .text(row[5].text ?? "{}")])
+        }
+        for field in spec.textIndexes {
+            try postgres.execute("CREATE INDEX ON \(schema.tableName) USING GIN ((\(PostgresQueryCompiler.textIndexExpression(field))))")
         }
     }
 

@@ -159,6 +159,35 @@ import Testing
         }
     }
 
+    /// `$text` on a String field with a declared text index reads the GIN index on `textIndexExpression` for the rows
+    /// holding a form of its words, then tests those; it answers what the unindexed search answers.
+    @Test func aTextSearchNarrowsThroughTheGINIndex() throws {
+        let db = try PostgresConnection(url: try PostgresTestCluster.url())
+        let namespace = "text_" + UUID().uuidString.prefix(8).lowercased()
+        try db.execute("""
+            CREATE SCHEMA \(namespace); SET search_path TO \(namespace);
+            CREATE TABLE c9 ("objectId" text PRIMARY KEY, "createdAt" bigint, "updatedAt" bigint, acl jsonb, rperm jsonb, data jsonb NOT NULL);
+            INSERT INTO c9 SELECT 'o' || i, 0, 0, NULL, NULL, jsonb_build_object('body', CASE WHEN i % 1000 = 0 THEN 'Bagels at Café ' || i
+                ELSE 'plain words number ' || i END) FROM generate_series(1, 20000) AS i;
+            CREATE INDEX c9_body_words ON c9 USING GIN ((\(PostgresQueryCompiler.textIndexExpression("body"))));
+            ANALYZE c9;
+            """)
+        defer { _ = try? db.execute("DROP SCHEMA \(namespace) CASCADE") }
+        let indexes: JSON = ["body_text": ["body": "text"]]
+        let indexed = ClassSchema(id: 9, className: "Thing", fields: ["body": .string], classLevelPermissions: nil, indexes: indexes)
+        let plain = ClassSchema(id: 9, className: "Thing", fields: ["body": .string], classLevelPermissions: nil, indexes: nil)
+        for term in ["bagel cafe", "\"bagels at\"", "CAFÉS"] {
+            let query = FindQuery(constraint: .field("body", .matchesText(TextSearch(term: term))), limit: 1000)
+            let statement = try PostgresQueryCompiler(schema: indexed).select(query)
+            let plan = try db.query("EXPLAIN " + statement.numbered(), statement.parameters).rows.map { try $0.string(0) ?? "" }.joined(separator: "\n")
+            #expect(plan.contains("Bitmap Index Scan on c9_body_words"), "\(term)\n\(plan)")
+            let found = try db.query(statement.numbered(), statement.parameters).rows.map { try $0.string(0) ?? "" }.sorted()
+            let unindexed = try PostgresQueryCompiler(schema: plain).select(query)
+            #expect(found == (try db.query(unindexed.numbered(), unindexed.parameters).rows.map { try $0.string(0) ?? "" }.sorted()), "\(term)")
+            #expect(found.count == 20, "\(term)")
+        }
+    }
+
     /// Parse's 107s for operands, as on SQLite.
     @Test func badOperandsAre107() throws {
         let compiler = PostgresQueryCompiler(schema: Self.schema)

@@ -81,7 +81,7 @@ import Testing
                                                      "comments": json(#"[{"author": {"first": "ann"}}]"#),
                                                      "deep": json(#"{"a": {"b": {"c": {"e": 1}}}}"#)]),
         ],
-        relations: ["rel": ["i01": ["o1", "o2"], "i02": ["o2"], "i05": ["o3"]]])
+        relations: ["rel": ["i01": ["o1", "o2"], "i02": ["o2"], "i05": ["o3"]]], textIndexes: ["body"])
 
     /// Callers: the master key (nil), no session, users with and without roles.
     static let callers: [[String]?] = [nil, ["*"], ["*", "u1"], ["*", "u3", "role:Staff"], ["*", "u2", "role:Staff", "role:Admins"]]
@@ -323,5 +323,10 @@ import Testing
             #expect(!seen.isEmpty && seen.count < all.count, "\(caller ?? [])")
         }
         #expect(try fixture.postgresFind("Item", try Self.where_("{}").query(readableBy: ["*"])).ids.sorted() == ["i01", "i02", "i08", "i09", "i11"])
+        // `body` has a text index on both: `$text` on it is narrowed through them (SQLite's FTS5 table, a GIN index here).
+        let textQuery = try Self.where_(#"{"body": {"$text": {"$search": {"$term": "fox"}}}}"#).query(readableBy: nil)
+        #expect(try fixture.postgresFind("Item", textQuery).sql.contains("&&"))
+        #expect(try fixture.storage.read { db in try ObjectStore.selectSQL(textQuery, in: try fixture.schemas["Item"].orThrow(), in: db).0 }
+            .contains("MATCH"))
     }
 }

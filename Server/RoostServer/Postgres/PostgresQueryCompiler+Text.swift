@@ -1,3 +1,4 @@
+import Foundation
 import RoostCore
 
 /// `$text` as `TextMatcher` evaluates it, in plain SQL: the search is split in Swift (`TextMatcher.tokens`, the same
@@ -9,7 +10,11 @@ import RoostCore
 /// Where the two can differ: what is a letter or digit, and lowercasing, are PostgreSQL's (the database's `C.UTF-8`
 /// ctype, code point by code point) rather than Swift's (grapheme clusters, Unicode's full case mapping); and the
 /// diacritics PostgreSQL drops are the combining marks NFD makes, where Foundation also folds a few letters with no
-/// decomposition (`ø`, `ł`). Nothing is indexed yet: each row's text is split as the query reads it.
+/// decomposition (`ø`, `ł`). Both sides compare in NFC, as Swift compares canonically equivalent words as equal.
+///
+/// A String field with a declared text index (`TextIndex.fields`) is narrowed first to the rows whose folded words
+/// (`textIndexExpression`, which the storage layer indexes with GIN) hold a form of the search's words, as SQLite
+/// narrows through its FTS5 table (`TextIndex.narrowing`); the matcher then tests those rows alone.
 extension PostgresQueryCompiler {
     func textSearch(_ key: String, _ search: TextSearch) -> PostgresFragment {
         if isArrayField(key) {  // Any string element matches, as a MongoDB text index on an array.
@@ -17,7 +22,54 @@ extension PostgresQueryCompiler {
             return anyElement(key, PostgresFragment(sql: "\(score.sql) > 0", parameters: score.parameters))
         }
         let score = textScore(key, search)
-        return PostgresFragment(sql: "\(score.sql) > 0", parameters: score.parameters)
+        let test = PostgresFragment(sql: "\(score.sql) > 0", parameters: score.parameters)
+        guard !isDotPath(key), TextIndex.fields(of: schema).contains(key) else { return test }
+        switch Self.textNarrowing(search) {
+        case .nothing: return PostgresFragment(sql: "FALSE")
+        case .unnarrowed: return test
+        case .match(let groups, let all):
+            let mark = PostgresFragment.parameter
+            let expression = Self.textIndexExpression(key)
+            let tests = groups.map { _ in "\(expression) && \(mark)::text[]" }.joined(separator: all ? " AND " : " OR ")
+            return PostgresFragment(sql: "(\(tests)) AND \(test.sql)", parameters: groups.map { .text(Self.arrayLiteral($0)) } + test.parameters)
+        }
+    }
+
+    /// A String field's words as a text index keeps them, for every search option: diacritics and case folded, in NFC,
+    /// nothing dropped or stemmed (`TextIndex.indexWords`). An immutable expression: `CREATE INDEX … USING GIN ((…))`.
+    static func textIndexExpression(_ field: String) -> String {
+        "regexp_split_to_array(lower(\(foldedDiacritics("(data ->> '\(field)')"))), '[^[:alnum:]]+')"
+    }
+
+    enum TextNarrowing: Equatable {
+        /// No row can match (only stop words, say).
+        case nothing
+        /// The index cannot narrow this search.
+        case unnarrowed
+        /// Groups of a word's forms: rows holding one of each group (`all`), or one of any group.
+        case match([[String]], all: Bool)
+    }
+
+    /// The index words every row the matcher scores above 0 holds, as `TextIndex.query` picks them: all the words of its
+    /// phrases (when it has any), else any of its words, each in the forms English stemming may have cut (`s`, `es`).
+    static func textNarrowing(_ search: TextSearch) -> TextNarrowing {
+        let parsed = TextSearchWords(search)
+        let required = Array(Set(parsed.phrases.joined())).sorted()
+        let words = required.isEmpty ? parsed.wanted : Array(required.prefix(TextIndex.maximumWords))
+        if words.isEmpty { return .nothing }
+        if words.count > TextIndex.maximumWords { return .unnarrowed }
+        var groups: [[String]] = []
+        for word in words {
+            let forms = TextIndex.indexWords(word)
+            guard forms.count == 1, let stem = forms.first else { return .unnarrowed }
+            groups.append(TextMatcher.isEnglish(search) ? [stem, stem + "s", stem + "es"] : [stem])
+        }
+        return .match(groups, all: !required.isEmpty)
+    }
+
+    /// `text` without its diacritics: decomposed (NFD), the combining marks dropped, composed again (NFC).
+    static func foldedDiacritics(_ text: String) -> String {
+        "normalize(regexp_replace(normalize(\(text), NFD), '[\\u0300-\\u036f\\u1ab0-\\u1aff\\u1dc0-\\u1dff\\u20d0-\\u20ff\\ufe20-\\ufe2f]', '', 'g'), NFC)"
     }
 
     /// The relevance of the query's `$text` search (`order=$score`).
@@ -57,10 +109,7 @@ extension PostgresQueryCompiler {
 
     /// The words of `subject` as `TextMatcher.tokens` makes them, with their positions, as a `FROM` item.
     private func words(of subject: String, _ search: TextSearch) -> String {
-        var folded = subject
-        if !search.diacriticSensitive {
-            folded = "regexp_replace(normalize(\(folded), NFD), '[\\u0300-\\u036f\\u1ab0-\\u1aff\\u1dc0-\\u1dff\\u20d0-\\u20ff\\ufe20-\\ufe2f]', '', 'g')"
-        }
+        var folded = search.diacriticSensitive ? "normalize(\(subject), NFC)" : Self.foldedDiacritics(subject)
         if !search.caseSensitive { folded = "lower(\(folded))" }
         let token = "split.token"
         var word = token
@@ -112,7 +161,7 @@ struct TextSearchWords {
                 continue
             }
             if inPhrase {
-                phrases.append(TextMatcher.tokens(phrase, search))
+                phrases.append(Self.tokens(phrase, search))
                 phrase = ""
             }
             inPhrase.toggle()
@@ -122,12 +171,17 @@ struct TextSearchWords {
         var words = Set<String>(), excluded = Set<String>()
         for part in plain.split(whereSeparator: \.isWhitespace) {
             if part.hasPrefix("-") {
-                excluded.formUnion(TextMatcher.tokens(String(part.dropFirst()), search))
+                excluded.formUnion(Self.tokens(String(part.dropFirst()), search))
             } else {
-                words.formUnion(TextMatcher.tokens(String(part), search))
+                words.formUnion(Self.tokens(String(part), search))
             }
         }
         self.excluded = excluded.sorted()
         wanted = words.union(self.phrases.joined()).sorted()
+    }
+
+    /// `TextMatcher.tokens` in NFC, the form the SQL side compares bytes in.
+    private static func tokens(_ text: String, _ search: TextSearch) -> [String] {
+        TextMatcher.tokens(text, search).map(\.precomposedStringWithCanonicalMapping)
     }
 }

@@ -78,6 +78,12 @@ import Testing
         #expect(try db.query("SELECT $1::text AS v", [.text(hostile)])[0].string("v") == hostile)
     }
 
+    /// Connections run without JIT, whose compiling cost the query compiler's short statements 0.6 s each.
+    @Test func connectionsRunWithoutJIT() throws {
+        let db = try PostgresConnection(url: try PostgresTestCluster.url())
+        #expect(try db.query("SHOW jit").rows.first?.string(0) == "off")
+    }
+
     @Test func aUniqueViolationCarriesItsSQLState() throws {
         try withTable("id text PRIMARY KEY") { db in
             try db.query("INSERT INTO \(table) VALUES ($1)", ["a"])

@@ -49,6 +49,11 @@ extension PostgresQueryCompiler {
             guard let date else { return PostgresFragment(sql: "FALSE") }
             return PostgresFragment(sql: "\(key) \(op) \(mark)", parameters: [.int(date.millisecondsSince1970)])
         }
+        if subject == nil, !isDotPath(key), let recorded = schema.fields[key] {
+            // A number or string never matches a top-level field recorded as another type (`QueryCompiler.fieldGuard`).
+            let kind: FieldType? = value.numberValue != nil ? .number : value.stringValue != nil ? .string : nil
+            if let kind, kind != recorded { return PostgresFragment(sql: "FALSE") }
+        }
         let (path, plain) = comparable(value)
         var target = subject ?? json(key)
         if let path { target = "(\(target) #> '\(path)')" }
@@ -81,10 +86,13 @@ extension PostgresQueryCompiler {
             parameters: test.parameters)
     }
 
-    /// A dot path: the value it reaches, or, when that is an array, any of its elements.
+    /// A dot path: the value it reaches, or, when that is an array, any of its elements; when the plain path reaches
+    /// nothing, any value it reaches through Arrays of Objects on the way (`comments.author`, `pathValues`).
     func scalarOrAnyElement(_ key: String, scalar: PostgresFragment, element: PostgresFragment) -> PostgresFragment {
         let any = anyElement(key, element)
-        return PostgresFragment(sql: "(\(scalar.sql)) OR (\(any.sql))", parameters: scalar.parameters + any.parameters)
+        return PostgresFragment(
+            sql: "(\(scalar.sql)) OR (\(any.sql)) OR (\(json(key)) IS NULL AND EXISTS (SELECT 1 FROM \(pathValues(key)) WHERE \(element.sql)))",
+            parameters: scalar.parameters + any.parameters + element.parameters)
     }
 
     /// Plain objectIds in `$in`/`$nin`/`$ne` of a Pointer field name objects of its target class, as Parse reads them.

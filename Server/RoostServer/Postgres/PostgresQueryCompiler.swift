@@ -46,7 +46,9 @@ struct PostgresFragment {
 ///
 /// Indexes the SQL can use (the storage layer makes them): an expression index on a field's comparison expression,
 /// `((data ->> 'score')::float8)` or `((data ->> 'name') COLLATE "C")`, declared `NULLS FIRST` so an ordered page walks
-/// it in both directions (`typedSortExpression`); a GIN index on `rperm` for `rperm ?| ARRAY[…]`.
+/// it in both directions (`typedSortExpression`); a GIN index on `textIndexExpression(field)` for a declared text
+/// index (`$text` narrows through it); a GIN index on `rperm` for `rperm ?| ARRAY[…]`. Connections run without JIT
+/// (`PostgresConnection`): its compiling cost these short statements more than they run.
 ///
 /// `$regex` runs on PostgreSQL's own engine (Tcl ARE, https://www.postgresql.org/docs/current/functions-matching.html),
 /// not PCRE2: options map to ARE's embedded ones, and a pattern PCRE2 accepts that ARE refuses fails at run time

@@ -5,7 +5,7 @@ import RoostTestSupport
 
 /// One set of objects stored twice: through Roost's SQLite storage (`SchemaStore.create`, `ObjectStore.insert`,
 /// `RelationStore.apply`) and, row for row, in a PostgreSQL schema of its own with the layout `PostgresQueryCompiler`
-/// reads (`objectId, createdAt, updatedAt, acl jsonb, rperm jsonb, data jsonb`, and `_join`). The PostgreSQL tables
+/// reads (`objectId, createdAt, updatedAt, acl text, rperm text, data jsonb`, and `_join`). The PostgreSQL tables
 /// are made here, not by the storage migrations, so the compilers can be compared on their own.
 final class PostgresParityFixture {
     struct Class {
@@ -32,11 +32,9 @@ final class PostgresParityFixture {
         storage = try Storage(path: directory.appendingPathComponent("roost.sqlite").path)
         postgres = try PostgresConnection(url: try PostgresTestCluster.url())
         namespace = "parity_" + UUID().uuidString.prefix(8).lowercased()
-        try postgres.execute("""
-            CREATE SCHEMA \(namespace); SET search_path TO \(namespace);
-            CREATE TABLE _join ("owningClass" text NOT NULL, field text NOT NULL, "owningId" text NOT NULL, "relatedId" text NOT NULL,
-                PRIMARY KEY ("owningClass", field, "owningId", "relatedId"));
-            """)
+        // A schema of its own, with the internal tables and SQL functions the server's migrations make.
+        try postgres.execute("CREATE SCHEMA \(namespace); SET search_path TO \(namespace)")
+        try PostgresSchema.migrate(postgres)
         var created = 0
         for spec in classes { try store(spec, createdFrom: &created) }
         try copyJoinTable()
@@ -77,16 +75,15 @@ final class PostgresParityFixture {
             return schema
         }
         schemas[spec.name] = schema
-        try postgres.execute("""
-            CREATE TABLE \(schema.tableName) ("objectId" text PRIMARY KEY, "createdAt" bigint NOT NULL, "updatedAt" bigint NOT NULL,
-                acl jsonb, rperm jsonb, data jsonb NOT NULL)
-            """)
+        for statement in PostgresClassTable.createStatements(table: schema.tableName, tableID: schema.id) {
+            try postgres.execute(statement)
+        }
         let rows = try storage.read { db in
             try db.fetchRows("SELECT objectId, createdAt, updatedAt, acl, rperm, data FROM \(schema.tableName) ORDER BY rowid", [], cacheable: false)
         }
         for row in rows {
             try postgres.query(
-                "INSERT INTO \(schema.tableName) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb)",
+                "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
                 [.text(row[0].text ?? ""), .int(row[1].integer ?? 0), .int(row[2].integer ?? 0),
                  row[3].text.map(PostgresValue.text) ?? .null, row[4].text.map(PostgresValue.text) ?? .null, .text(row[5].text ?? "{}")])
         }
@@ -100,7 +97,7 @@ final class PostgresParityFixture {
             try db.fetchRows("SELECT owningClass, field, owningId, relatedId FROM _join", [], cacheable: false)
         }
         for row in rows {
-            try postgres.query("INSERT INTO _join VALUES ($1, $2, $3, $4)", row.map { PostgresValue.text($0.text ?? "") })
+            try postgres.query("INSERT INTO _join (owningClass, field, owningId, relatedId) VALUES ($1, $2, $3, $4)", row.map { PostgresValue.text($0.text ?? "") })
         }
     }
 

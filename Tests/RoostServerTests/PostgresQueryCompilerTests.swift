@@ -139,10 +139,11 @@ import Testing
         let db = try PostgresConnection(url: try PostgresTestCluster.url())
         let namespace = "ordered_" + UUID().uuidString.prefix(8).lowercased()
         let table = "c9"  // `ClassSchema.tableName` of id 9, in a schema of its own.
+        try db.execute("CREATE SCHEMA \(namespace); SET search_path TO \(namespace)")
+        try PostgresSchema.migrate(db)  // The SQL functions the read filter uses (`instr`).
         try db.execute("""
-            CREATE SCHEMA \(namespace); SET search_path TO \(namespace);
-            CREATE TABLE \(table) ("objectId" text PRIMARY KEY, "createdAt" bigint, "updatedAt" bigint, acl jsonb, rperm jsonb, data jsonb NOT NULL);
-            INSERT INTO \(table) SELECT 'o' || i, 0, 0, NULL, CASE WHEN i % 3 = 0 THEN '["u1"]'::jsonb END, jsonb_build_object('score', i)
+            CREATE TABLE \(table) (objectId text PRIMARY KEY, createdAt bigint, updatedAt bigint, acl text, rperm text, data jsonb NOT NULL);
+            INSERT INTO \(table) SELECT 'o' || i, 0, 0, NULL, CASE WHEN i % 3 = 0 THEN '["u1"]' END, jsonb_build_object('score', i)
                 FROM generate_series(1, 20000) AS i;
             CREATE INDEX \(table)_score ON \(table) (((data ->> 'score')::float8) NULLS FIRST);
             ANALYZE \(table);
@@ -168,9 +169,10 @@ import Testing
     @Test func aTextSearchNarrowsThroughTheGINIndex() throws {
         let db = try PostgresConnection(url: try PostgresTestCluster.url())
         let namespace = "text_" + UUID().uuidString.prefix(8).lowercased()
+        try db.execute("CREATE SCHEMA \(namespace); SET search_path TO \(namespace)")
+        try PostgresSchema.migrate(db)  // The SQL functions the read filter uses (`instr`).
         try db.execute("""
-            CREATE SCHEMA \(namespace); SET search_path TO \(namespace);
-            CREATE TABLE c9 ("objectId" text PRIMARY KEY, "createdAt" bigint, "updatedAt" bigint, acl jsonb, rperm jsonb, data jsonb NOT NULL);
+            CREATE TABLE c9 (objectId text PRIMARY KEY, createdAt bigint, updatedAt bigint, acl text, rperm text, data jsonb NOT NULL);
             INSERT INTO c9 SELECT 'o' || i, 0, 0, NULL, NULL, jsonb_build_object('body', CASE WHEN i % 1000 = 0 THEN 'Bagels at Café ' || i
                 ELSE 'plain words number ' || i END) FROM generate_series(1, 20000) AS i;
             CREATE INDEX c9_body_words ON c9 USING GIN ((\(PostgresQueryCompiler.textIndexExpression("body"))));

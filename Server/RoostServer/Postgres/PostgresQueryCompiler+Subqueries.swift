@@ -16,8 +16,8 @@ extension PostgresQueryCompiler {
         let ids = JSON.array(relatedIds.map { .string($0) }).jsonText
         return PostgresFragment(
             sql: """
-                "objectId" IN (SELECT "owningId" FROM _join WHERE "owningClass" = \(mark) AND field = \(mark) \
-                AND "relatedId" IN (SELECT jsonb_array_elements_text(\(mark)::jsonb)))
+                objectId IN (SELECT owningId FROM _join WHERE owningClass = \(mark) AND field = \(mark) \
+                AND relatedId IN (SELECT jsonb_array_elements_text(\(mark)::jsonb)))
                 """,
             parameters: [.text(schema.className), .text(key), .text(ids)])
     }

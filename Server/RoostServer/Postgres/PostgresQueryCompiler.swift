@@ -24,9 +24,9 @@ struct PostgresFragment {
 }
 
 /// Compiles a `QueryConstraint` into a PostgreSQL `WHERE` expression over one class table shaped as
-/// `("objectId" text, "createdAt" bigint, "updatedAt" bigint, acl jsonb, rperm jsonb, data jsonb)` (milliseconds, and
+/// `PostgresClassTable` makes it, `(objectId text, createdAt bigint, updatedAt bigint, acl text, rperm text, data jsonb)` (milliseconds, and
 /// `rperm` the JSON array of readers or NULL for a publicly readable row, as the SQLite tables keep them; Relation pairs
-/// in `_join ("owningClass", field, "owningId", "relatedId")`), with the semantics of `QueryCompiler` (SQLite): values
+/// in `_join (owningClass, field, owningId, relatedId)`; names unquoted, as the stores' shared SQL writes them), with the semantics of `QueryCompiler` (SQLite): values
 /// of another type never match, a missing field is "not equal", an Array field matches through any element, Pointers
 /// compare by objectId, Dates by their ISO text. `PostgresQueryParityTests` runs both on the same objects.
 ///

@@ -53,7 +53,7 @@ start() {
     as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 \
         --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
 
-    local options="-c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir/socket -c max_connections=200"
+    local options="-c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir/socket -c max_connections=600"
     [ "$durable" = "--durable" ] || options+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     local port attempt
     for attempt in 1 2 3 4 5; do

@@ -215,3 +215,18 @@ import Testing
         #expect(PostgresQueryCompiler.embeddedOptions("msx") == "(?wx)")
     }
 }
+
+/// PCRE's `\Q...\E`, which the Parse SDKs send for startsWith, endsWith and contains, has no ARE spelling: the
+/// quoted characters are escaped one by one.
+@Suite struct PostgresRegexQuoteTests {
+    @Test func quotedTextBecomesEscapedCharacters() {
+        #expect(PostgresQueryCompiler.literalizingQuotes(#"^\Qa.b(\E"#) == #"^a\.b\("#)
+        #expect(PostgresQueryCompiler.literalizingQuotes(#"\Q)+d\E$"#) == #"\)\+d$"#)
+        #expect(PostgresQueryCompiler.literalizingQuotes(#"\Qé_1\E"#) == "é_1")
+        // Unterminated: quoted to the end, as in PCRE.
+        #expect(PostgresQueryCompiler.literalizingQuotes(#"\Q[x"#) == #"\[x"#)
+        // An escaped backslash before Q is no quote; other escapes and text outside quotes stay.
+        #expect(PostgresQueryCompiler.literalizingQuotes(#"\\Q\d+\Q.\E"#) == #"\\Q\d+\."#)
+        #expect(PostgresQueryCompiler.literalizingQuotes(#"^\w+$"#) == #"^\w+$"#)
+    }
+}

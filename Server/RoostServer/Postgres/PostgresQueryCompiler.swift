@@ -199,7 +199,7 @@ struct PostgresQueryCompiler {
         }
         guard CompiledRegex.accepts(pattern: pattern, options: options) else { throw ParseError(.invalidQuery, "bad regex: \(pattern)") }
         let mark = PostgresFragment.parameter
-        let ared = PostgresValue.text(Self.embeddedOptions(options) + pattern)
+        let ared = PostgresValue.text(Self.embeddedOptions(options) + Self.literalizingQuotes(pattern))
         func matches(_ expression: String) -> String {
             "(CASE WHEN jsonb_typeof(\(expression)) = 'string' THEN (\(expression) #>> '{}') ~ \(mark) END)"
         }
@@ -209,6 +209,34 @@ struct PostgresQueryCompiler {
             ? PostgresFragment(sql: "\(builtInText(key)) ~ \(mark)", parameters: [ared])
             : PostgresFragment(sql: matches(json(key)), parameters: [ared])
         return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: element) : scalar
+    }
+
+    /// PCRE's `\Q...\E` (quoted text, what the Parse SDKs send for startsWith, endsWith and contains) spelled for
+    /// an ARE, which has no such quotes: each character of the quoted text that is not a letter, a digit or `_`
+    /// gets a backslash. A `\Q` with no `\E` quotes to the end, as in PCRE.
+    static func literalizingQuotes(_ pattern: String) -> String {
+        guard pattern.contains("\\Q") else { return pattern }
+        let characters = Array(pattern)
+        var result = "", quoting = false, index = 0
+        while index < characters.count {
+            let character = characters[index]
+            let next = index + 1 < characters.count ? characters[index + 1] : nil
+            if quoting, character == "\\", next == "E" {
+                quoting = false
+                index += 2
+            } else if quoting {
+                if !(character.isLetter || character.isNumber || character == "_") { result += "\\" }
+                result.append(character)
+                index += 1
+            } else if character == "\\", let next {
+                if next == "Q" { quoting = true } else { result += "\\" + String(next) }  // Other escapes stay as they are.
+                index += 2
+            } else {
+                result.append(character)
+                index += 1
+            }
+        }
+        return result
     }
 
     /// PCRE options (`i m s x`) as an ARE's leading embedded options: PCRE's default is ARE's `p` (`.` stops at a

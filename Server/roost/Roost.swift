@@ -33,7 +33,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Directory for the database and the generated master key (env ROOST_DATA_DIR, default ./roost-data).")
     var dataDir: String?
     @Option(help: "A PostgreSQL database to serve from instead of SQLite in the data dir: postgres://user:password@host:port/database (env ROOST_DATABASE_URL, default none).")
-    var database: String?
+    var databaseUrl: String?
+    /// `--database`, the spelling issue 21 and its examples use: the same as `--database-url`.
+    @Option(help: .hidden) var database: String?
     @Option(help: "Application id clients must send (env ROOST_APP_ID, default roost).") var appId: String?
     @Option(help: "Master key (env ROOST_MASTER_KEY); generated and kept in the data directory when absent.")
     var masterKey: String?
@@ -97,7 +99,7 @@ struct Serve: ParsableCommand {
         config.host = settings.string(host, "host") ?? config.host
         config.mountPath = normalizedMount(settings.string(mount, "mount") ?? config.mountPath)
         config.dataDirectory = settings.string(dataDir, "data-dir") ?? config.dataDirectory
-        config.databaseURL = database ?? environment["ROOST_DATABASE_URL"]
+        config.databaseURL = settings.string(databaseUrl ?? database, "database-url")
         config.applicationId = settings.string(appId, "app-id") ?? config.applicationId
         config.restAPIKey = settings.string(restApiKey, "rest-api-key")
         config.webhookKey = settings.string(webhookKey, "webhook-key")
@@ -251,7 +253,7 @@ struct Serve: ParsableCommand {
         } catch {
             if config.databaseURL != nil {
                 // PostgresError names the server as user@host:port/database, never with the password.
-                throw StartupError("cannot open the PostgreSQL database: \(error). Check --database (or ROOST_DATABASE_URL).")
+                throw StartupError("cannot open the PostgreSQL database: \(error). Check --database-url (or ROOST_DATABASE_URL).")
             }
             throw StartupError("cannot open the database in \(config.dataDirectory) (roost.sqlite): \(error). "
                 + "Check that its files belong to this user and are writable, or choose another --data-dir.")

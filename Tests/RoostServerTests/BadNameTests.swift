@@ -73,11 +73,18 @@ private func segment(_ name: String) -> String {
         let sentinel = try await Sentinel()
         let server = sentinel.server
         var ids: [String: String] = [:]
-        for value in Self.hostileValues {
+        // PostgreSQL's jsonb cannot hold U+0000: there, a value with it is refused with 107 and nothing is stored.
+        let values = TestServer.onPostgres ? Self.hostileValues.filter { !$0.contains("\u{0}") } : Self.hostileValues
+        if TestServer.onPostgres {
+            let refused = try await server.request("POST", "/classes/Hostile", json: ["text": "nul \u{0} inside"])
+            #expect(refused.status == 400)
+            #expect(refused.json["code"] == 107)
+        }
+        for value in values {
             let nested: JSON = ["it's": .string(value), "a\"b": [.string(value)], "DROP TABLE x; --": 1]
             ids[value] = try await server.create("Hostile", ["text": .string(value), "nested": nested, "list": [.string(value)]])
         }
-        for value in Self.hostileValues {
+        for value in values {
             let id = try #require(ids[value])
             let fetched = try await server.fetch("Hostile", id)
             #expect(fetched["text"] == .string(value), Comment(rawValue: value.debugDescription))
@@ -93,7 +100,7 @@ private func segment(_ name: String) -> String {
             let member = try await server.results("Hostile", ["where": ["text": ["$in": [text]]]]).compactMap { $0["objectId"]?.stringValue }
             #expect(member == [id], label)
             let others = try await server.results("Hostile", ["where": ["text": ["$ne": text]]]).count
-            #expect(others == Self.hostileValues.count - 1, label)
+            #expect(others == values.count - 1, label)
         }
         // Hostile values in updates and in the URL's object id.
         let first = try #require(ids[Self.hostileValues[0]])
@@ -107,7 +114,7 @@ private func segment(_ name: String) -> String {
             let delete = try await server.request("DELETE", "/classes/Hostile/\(segment(id))")
             #expect(delete.status == 404)
         }
-        #expect(try await server.results("Hostile", ["limit": 1000]).count == Self.hostileValues.count)
+        #expect(try await server.results("Hostile", ["limit": 1000]).count == values.count)
         try await sentinel.expectIntact()
     }
 

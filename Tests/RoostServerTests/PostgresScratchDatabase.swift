@@ -15,6 +15,12 @@ struct PostgresScratchDatabase {
         url = try PostgresTestCluster.url(database: name)
     }
 
+    /// The database `name`, made earlier by another `PostgresScratchDatabase`.
+    init(existing name: String) throws {
+        self.name = name
+        url = try PostgresTestCluster.url(database: name)
+    }
+
     func connect() throws -> PostgresConnection { try PostgresConnection(url: url) }
 
     /// A connection to it with the migrations applied.

@@ -215,7 +215,9 @@ import Testing
         let id = try await server.create("Typed", .object(values))
         let fetched = try await server.fetch("Typed", id)
         for (key, value) in values { #expect(fetched[key] == value, "\(key)") }
-        #expect(try await server.request("GET", "/classes/Typed/\(id)").text.contains(#""big":9007199254740991"#))
+        // Exact digits in the body (PostgreSQL's jsonb writes a space after the colon).
+        let body = try await server.request("GET", "/classes/Typed/\(id)").text
+        #expect(body.contains(#""big":9007199254740991"#) || (TestServer.onPostgres && body.contains(#""big": 9007199254740991"#)))
 
         // Dates are normalised to UTC with three fraction digits.
         let offset = try await server.create("Typed", ["when": date("2026-11-22T12:00:00+02:00")])

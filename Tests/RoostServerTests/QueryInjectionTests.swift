@@ -95,6 +95,12 @@ import Testing
     @Test(arguments: hostileValues)
     func sqlInValuesAndRegexesMatchOnlyLiterally(constraint: JSON, count: Int) async throws {
         let sentinel = try await Sentinel()
+        if TestServer.onPostgres, constraint.jsonText.contains("\\u0000") {
+            // PostgreSQL cannot hold or take U+0000 in a string: the query is refused, and nothing changes.
+            for response in try await bothWays(sentinel, ["where": constraint]) { #expect(response.json["code"] == 107) }
+            try await sentinel.expectIntact()
+            return
+        }
         for response in try await bothWays(sentinel, ["where": constraint]) {
             #expect(response.status == 200, "\(response.text)")
             #expect(response.json["results"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue }

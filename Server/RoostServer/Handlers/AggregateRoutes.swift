@@ -43,13 +43,15 @@ enum AggregateRoutes {
             }
             let values = try context.read { db -> [JSON] in
                 guard let schema = try SchemaStore.load(className, in: db) else { return [] }
-                return try AggregationPlan.distinct(field, options.find, in: schema, in: db, inMemory: inMemory)
+                return try AggregationPlan.distinct(field, options.find, in: schema, in: db, inMemory: inMemory || db.dialect == .postgres)
             }
             return APIResponse(body: ["results": .array(values)])
         }
         let results = try context.read { db -> [Aggregation.Document] in
             guard let schema = try SchemaStore.load(className, in: db) else { return try aggregation.run([]) }
-            let plan = AggregationPlan(aggregation, where: options.find.constraint, schema: schema, inMemory: inMemory)
+            // The pushdown's SQL is SQLite's (its JSON functions); on PostgreSQL the stages run in memory for now.
+            let plan = AggregationPlan(aggregation, where: options.find.constraint, schema: schema,
+                                       inMemory: inMemory || db.dialect == .postgres)
             return try plan.run(options.find, in: schema, in: db)
         }
         let urls = FileURLs(context: context)

@@ -12,7 +12,7 @@ import Foundation
 /// statement, never filling the prepared-statement cache.
 extension PostgresConnection: SQLQuerying {
     func fetchRows(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws -> [[SQLValue]] {
-        let result = try runCollected(sql, arguments, cacheable: cacheable)
+        let result = try Self.answeringClientErrors { try runCollected(sql, arguments, cacheable: cacheable) }
         guard result.count > 0 else { return [] }
         let types = (0..<Int32(result.columns.count)).map(result.type(of:))
         return (0..<result.count).map { row in
@@ -33,10 +33,10 @@ extension PostgresConnection: SQLQuerying {
         let text = SQLPlaceholders.postgres(sql), values = try arguments.map(PostgresValue.init)
         var delivered = false
         do {
-            try streamRows(text, values, cacheable: cacheable) { row in
+            try Self.answeringClientErrors { try streamRows(text, values, cacheable: cacheable) { row in
                 delivered = true
                 try body(row)
-            }
+            } }
         } catch let error as PostgresError where cacheable && !delivered && isIdle && error.isStalePreparedStatement {
             // As `query` does: the session lost its prepared statements (DISCARD ALL), or a table changed shape
             // under one ("cached plan must not change result type"). Prepared again, once.
@@ -84,7 +84,7 @@ extension PostgresConnection: SQLQuerying {
 
     /// Runs one statement that returns no rows (or whose rows are not needed), with `?` marks.
     func execute(_ sql: String, _ arguments: [SQLValue], cacheable: Bool = true) throws {
-        _ = try runCollected(sql, arguments, cacheable: cacheable)
+        _ = try Self.answeringClientErrors { try runCollected(sql, arguments, cacheable: cacheable) }
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE run through these methods (other statements leave it as it
@@ -194,7 +194,7 @@ extension PostgresValue {
         case .real(let number): self = .double(number)
         case .text(let text):
             guard !text.utf8.contains(0) else {
-                throw PostgresError(.badValue, message: "a text value holds a NUL character, which PostgreSQL cannot store", endpoint: "")
+                throw PostgresError(.badValue, sqlState: .untranslatableCharacter, message: "a text value holds a NUL character, which PostgreSQL cannot store", endpoint: "")
             }
             self = .text(text)
         }

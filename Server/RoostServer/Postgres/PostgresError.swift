@@ -21,6 +21,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let syntaxError = SQLState(rawValue: "42601")
     public static let invalidTextRepresentation = SQLState(rawValue: "22P02")
     public static let invalidRegularExpression = SQLState(rawValue: "2201B")
+    /// `\u0000` in JSON text cast to jsonb, which cannot hold it.
+    public static let untranslatableCharacter = SQLState(rawValue: "22P05")
     public static let queryCanceled = SQLState(rawValue: "57014")
     public static let adminShutdown = SQLState(rawValue: "57P01")
     public static let invalidPassword = SQLState(rawValue: "28P01")

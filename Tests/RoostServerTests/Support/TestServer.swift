@@ -7,7 +7,7 @@ import FoundationNetworking
 
 /// A real `roost` process on a free port with a fresh data directory, stopped on `stop()` or deinit.
 /// With `ROOST_TEST_DATABASE=postgres` (the test command's second pass), each server gets a fresh PostgreSQL
-/// database of its own on the test cluster (`--database`), dropped with it.
+/// database of its own on the test cluster (`--database-url`), dropped with it.
 final class TestServer: @unchecked Sendable {
     static let applicationId = "test-app"
     static let masterKey = "test-master-key-0123456789"
@@ -32,8 +32,8 @@ final class TestServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
         logFile = self.dataDirectory.appendingPathComponent("server.log")
 
-        postgres = TestServer.onPostgres ? try PostgresScratchDatabase() : nil
-        let databaseArguments = postgres.map { ["--database", $0.url] } ?? []
+        postgres = TestServer.onPostgres ? try TestServer.database(for: self.dataDirectory) : nil
+        let databaseArguments = postgres.map { ["--database-url", $0.url] } ?? []
         let output = try ChildProcess.makePipe()
         defer { close(output.read) }  // The server prints nothing after its "listening" line.
         process = try ChildProcess(
@@ -60,6 +60,16 @@ final class TestServer: @unchecked Sendable {
         stop()
         try? FileManager.default.removeItem(at: dataDirectory)
         postgres?.drop()
+    }
+
+    /// The PostgreSQL database of a data directory: a server started again on the directory (a restart) finds
+    /// the same data, as it would in the SQLite file there.
+    private static func database(for dataDirectory: URL) throws -> PostgresScratchDatabase {
+        let note = dataDirectory.appendingPathComponent("test-postgres-database")
+        if let name = try? String(contentsOf: note, encoding: .utf8) { return try PostgresScratchDatabase(existing: name) }
+        let database = try PostgresScratchDatabase()
+        try database.name.write(to: note, atomically: true, encoding: .utf8)
+        return database
     }
 
     /// Whether this run's servers serve from PostgreSQL (`ROOST_TEST_DATABASE=postgres`) rather than SQLite.

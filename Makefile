@@ -30,11 +30,11 @@ test:
 
 # The end-to-end suites that pass with every test server on PostgreSQL (ROOST_TEST_DATABASE=postgres: a fresh database
 # each, `--database-url`), run again that way in three groups (each server holds a small connection pool; one group at a
-# time stays within the test cluster's connections). Not yet on PostgreSQL: LiveQuery, $text, automatic and text indexes,
+# time stays within the test cluster's connections). Not yet on PostgreSQL: LiveQuery, automatic indexes,
 # export/import/backup, EXPLAIN tests, and tests that read the SQLite file (see README, PostgreSQL).
-POSTGRES_SUITES_1 = ObjectsTests|QueryTests|QueryOperatorTests|QueryOptionTests|QueryInjectionTests|SubqueryTests|SubqueryPermissionTests|IncludeTests|RelationTests|GeoQueryTests|NumberRangeTests|HiddenFieldQueryTests|CountAndGetPermissionTests|ObjectACLTests|RoleAndClassPermissionTests|BadInputTests|BadNameTests|ProtocolTests|ReplyCachingTests
+POSTGRES_SUITES_1 = ObjectsTests|TextSearchTests|QueryTests|QueryOperatorTests|QueryOptionTests|QueryInjectionTests|SubqueryTests|SubqueryPermissionTests|IncludeTests|RelationTests|GeoQueryTests|NumberRangeTests|HiddenFieldQueryTests|CountAndGetPermissionTests|ObjectACLTests|RoleAndClassPermissionTests|BadInputTests|BadNameTests|ProtocolTests|ReplyCachingTests
 POSTGRES_SUITES_2 = UserTests|AnonymousUserTests|SessionTests|SessionEditTests|AccountAndAdminRouteTests|AccountPagesTests|BatchTests|IdempotencyTests|SchemaTests|SchemaIndexTests|ConfigAndUnpoweredRouteTests|HookTests|FileTests|FileExtensionTests|InstallationTests|AggregationTests
-POSTGRES_SUITES_3 = ParseACLSpecTests|ParseAPISpecTests|ParseFileSpecTests|ParseGeoPointSpecTests|ParseObjectSpecTests|ParsePolygonSpecTests|ParseRoleSpecTests|PointerPermissionsSpecTests|ProtectedFieldsSpecTests|RestSpecTests|RestQuerySpecTests|BatchSpecTests|EmailVerificationTokenSpecTests|AccountLockoutPolicySpecTests|IdempotencySpecTests|ParseGlobalConfigSpecTests|ParseHooksSpecTests|ParseInstallationSpecTests|ParseQuerySpecTests|ParseRelationSpecTests|ParseSessionSpecTests|ParseUserSpecTests|ParseQueryAggregateSpecTests|SchemasSpecTests|ValidationAndPasswordsResetSpecTests|PasswordPolicySpecTests
+POSTGRES_SUITES_3 = ParseACLSpecTests|ParseQueryFullTextSearchSpecTests|ParseAPISpecTests|ParseFileSpecTests|ParseGeoPointSpecTests|ParseObjectSpecTests|ParsePolygonSpecTests|ParseRoleSpecTests|PointerPermissionsSpecTests|ProtectedFieldsSpecTests|RestSpecTests|RestQuerySpecTests|BatchSpecTests|EmailVerificationTokenSpecTests|AccountLockoutPolicySpecTests|IdempotencySpecTests|ParseGlobalConfigSpecTests|ParseHooksSpecTests|ParseInstallationSpecTests|ParseQuerySpecTests|ParseRelationSpecTests|ParseSessionSpecTests|ParseUserSpecTests|ParseQueryAggregateSpecTests|SchemasSpecTests|ValidationAndPasswordsResetSpecTests|PasswordPolicySpecTests
 
 test-suites:
 	swift test --skip "$(TIMED_SUITES)"

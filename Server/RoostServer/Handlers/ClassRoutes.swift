@@ -113,7 +113,8 @@ enum ClassRoutes {
                 return APIResponse(body: .object(body))
             }
             try restrict(&options, access, in: schema)
-            if createsTextIndexes {
+            // On PostgreSQL a search without a declared text index scans (`PostgresQueryCompiler+Text`).
+            if createsTextIndexes, db.dialect == .sqlite {
                 let missing = TextIndex.missing(for: .and([options.find.constraint, options.countConstraint ?? .all]), in: schema)
                     .filter { !context.storage.autoIndexes.textIndexRefused($0, of: schema) }
                 if !missing.isEmpty { throw MissingTextIndexes(fields: missing) }

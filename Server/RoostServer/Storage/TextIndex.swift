@@ -56,6 +56,7 @@ enum TextIndex {
     /// SQLite alone: 0.29–0.39 of the plain insert rate against 0.75 for one FTS5 insert per transaction). A query
     /// reads both tables (the staged rows are the writer's own transaction only).
     static func create(_ field: String, of schema: ClassSchema, in db: any SQLConnection) throws {
+        if db.dialect == .postgres { return try db.execute(PostgresTextIndex.createSQL(field, of: schema), cacheable: false) }
         let base = base(schema, field), fts = table(schema, field), staged = staging(base), path = "'$.\(field)'"
         let words = { (row: String) in "roost_text_words(json_extract(\(row).data, \(path)), json_type(\(row).data, \(path)))" }
         let hasWords = { (row: String) in "json_type(\(row).data, \(path)) IN ('text', 'array')" }
@@ -109,6 +110,7 @@ enum TextIndex {
     }
 
     static func drop(_ field: String, of schema: ClassSchema, in db: any SQLConnection) throws {
+        if db.dialect == .postgres { return try db.execute(PostgresTextIndex.dropSQL(field, of: schema), cacheable: false) }
         for event in ["insert", "update", "delete"] { try db.execute("DROP TRIGGER IF EXISTS \(trigger(schema, field, event))", cacheable: false) }
         try db.execute("DROP TABLE IF EXISTS \(table(schema, field))", cacheable: false)
         try db.execute("DROP TABLE IF EXISTS \(staging(base(schema, field)))", cacheable: false)

@@ -10,10 +10,13 @@ import RoostCore
 /// (`TextIndex`), which a first `$text` search of the field also creates.
 enum IndexStore {
     /// The expression an index on `field` covers: the column for built-in keys, else the JSON path
-    /// (a Pointer's objectId, a Date's ISO text).
-    static func expression(for field: String, in schema: ClassSchema) -> String? {
+    /// (a Pointer's objectId, a Date's ISO text). On PostgreSQL, the typed expression `PostgresQueryCompiler`
+    /// compares and orders by.
+    static func expression(for field: String, in schema: ClassSchema, dialect: SQLDialect = .sqlite) -> String? {
         switch field {
         case "objectId", "createdAt", "updatedAt": return field
+        case _ where dialect == .postgres:
+            return PostgresQueryCompiler(schema: schema).typedSortExpression(field).map { "(\($0))" }
         default:
             switch schema.fields[field] {
             case .pointer?: return "json_extract(data, '$.\(field).objectId')"
@@ -73,11 +76,15 @@ enum IndexStore {
             }
             var terms: [String] = []
             for (field, direction) in fields.sorted(by: { $0.key < $1.key }) {
-                guard let expression = expression(for: field, in: schema) else {
+                guard let expression = expression(for: field, in: schema, dialect: db.dialect) else {
                     throw ParseError(.invalidQuery, "Field \(field) does not exist, cannot add index.")
                 }
                 guard direction == 1 || direction == -1 else { throw ParseError(.invalidQuery, "Index direction must be 1 or -1") }
-                terms.append(expression + (direction == -1 ? " DESC" : ""))
+                switch db.dialect {
+                case .sqlite: terms.append(expression + (direction == -1 ? " DESC" : ""))
+                // Missing values first ascending, last descending, as `PostgresQueryCompiler` orders them.
+                case .postgres: terms.append(expression + (direction == -1 ? " DESC NULLS LAST" : " NULLS FIRST"))
+                }
             }
             try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", "))\(ReadPermission.indexSuffix))", cacheable: false)
             declared[name] = definition
@@ -90,7 +97,7 @@ enum IndexStore {
     /// Indexes Pointer fields among `added` (the automatic part of the policy).
     static func indexNewPointers(_ added: [String: FieldType], of schema: ClassSchema, in db: any SQLConnection) throws {
         for (field, type) in added {
-            guard case .pointer = type, let expression = expression(for: field, in: schema) else { continue }
+            guard case .pointer = type, let expression = expression(for: field, in: schema, dialect: db.dialect) else { continue }
             let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_p_\(field)\""
             try db.execute("CREATE INDEX IF NOT EXISTS \(sqlName) ON \(schema.tableName) (\(expression)\(ReadPermission.indexSuffix))", cacheable: false)
         }

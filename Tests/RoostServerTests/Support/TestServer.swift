@@ -26,13 +26,15 @@ final class TestServer: @unchecked Sendable {
     /// - Parameters:
     ///   - arguments: extra flags, e.g. `["--no-allow-client-class-creation"]`.
     ///   - environment: extra environment variables, e.g. `["ROOST_PIN_THREADS": "no"]`.
-    init(arguments: [String] = [], environment: [String: String] = [:], dataDirectory: URL? = nil) throws {
+    ///   - onPostgres: serve from a PostgreSQL database of its own (default: in the PostgreSQL pass only).
+    init(arguments: [String] = [], environment: [String: String] = [:], dataDirectory: URL? = nil,
+         onPostgres: Bool = TestServer.onPostgres) throws {
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("roost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
         logFile = self.dataDirectory.appendingPathComponent("server.log")
 
-        postgres = TestServer.onPostgres ? try TestServer.database(for: self.dataDirectory) : nil
+        postgres = onPostgres ? try TestServer.database(for: self.dataDirectory) : nil
         let databaseArguments = postgres.map { ["--database-url", $0.url] } ?? []
         let output = try ChildProcess.makePipe()
         defer { close(output.read) }  // The server prints nothing after its "listening" line.

@@ -1,0 +1,38 @@
+import Foundation
+import RoostCore
+@testable import RoostServer
+import RoostTestSupport
+import Testing
+
+/// The server on PostgreSQL (`--database-url`), checked where SQLite has no equivalent: the plans PostgreSQL picks
+/// for what the server asks. (The end-to-end suites run on PostgreSQL in `make test`'s second pass.)
+@Suite struct PostgresServerTests {
+    /// A declared index (`PUT /schemas`) is made on the typed expression `PostgresQueryCompiler` compares and orders
+    /// by, so a filtered, ordered page reads it, in both directions and with the caller's read permission.
+    @Test func aDeclaredIndexAnswersTheQueriesItNames() async throws {
+        let server = try TestServer(onPostgres: true)
+        let database = try #require(server.postgres)
+        let objects: [JSON] = (0..<3_000).map { i in ["n": .number(Double(i)), "label": .string("item \(i)")] }
+        _ = try await server.createAll("Thing", objects)
+        let declared = try await server.request("PUT", "/schemas/Thing", json: ["className": "Thing", "indexes": ["byN": ["n": 1]]],
+                                                master: true)
+        #expect(declared.status == 200, "\(declared.text)")
+        // What the server answers: the right page.
+        let page = try await server.results("Thing", ["where": ["n": ["$lt": 100]], "order": "-n", "limit": 5])
+        #expect(page.compactMap { $0["n"]?.numberValue } == [99, 98, 97, 96, 95])
+
+        let db = try database.connect()
+        try db.execute("ANALYZE")
+        let schema = try #require(try SchemaStore.load("Thing", in: db))
+        for order in [SortKey(key: "n", descending: false), SortKey(key: "n", descending: true)] {
+            for readers in [nil, ["*"], ["*", "someUser"]] as [[String]?] {
+                var query = FindQuery(constraint: try QueryConstraint.parse(where: ["n": ["$lt": 100]]), order: [order], limit: 5)
+                query.readableBy = readers
+                let (sql, arguments) = try ObjectStore.selectSQL(query, in: schema, in: db)
+                let plan = try db.fetchRows("EXPLAIN " + sql, arguments, cacheable: false).compactMap { $0.first?.text }.joined(separator: "\n")
+                #expect(plan.contains("Index Scan") && plan.contains("_i_byN"), "\(plan)")
+                #expect(!plan.contains("Sort"), "\(plan)")
+            }
+        }
+    }
+}

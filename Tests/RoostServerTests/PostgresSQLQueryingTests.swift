@@ -1,4 +1,5 @@
 import Foundation
+import RoostCore
 @testable import RoostServer
 import RoostTestSupport
 import Testing
@@ -188,13 +189,14 @@ import Testing
         }
     }
 
-    /// PostgreSQL's text cannot hold NUL, and a parameter is a C string: refused before it is cut short.
+    /// PostgreSQL's text cannot hold NUL, and a parameter is a C string: refused before it is cut short, with the
+    /// client's error (107), as is `\u0000` in JSON text cast to jsonb.
     @Test func textWithANulIsRefused() throws {
         let db = try PostgresConnection(url: url)
-        let error = try #require(throws: PostgresError.self) {
-            _ = try db.fetchRows("SELECT ?", [.text("a\u{0}b")], cacheable: true)
+        for (sql, value) in [("SELECT ?", "a\u{0}b"), ("SELECT CAST(? AS jsonb)", #"{"a":"\u0000"}"#)] {
+            let error = try #require(throws: ParseError.self) { _ = try db.fetchRows(sql, [.text(value)], cacheable: true) }
+            #expect(error.code == .invalidJSON)
         }
-        #expect(error.kind == .badValue)
         #expect(try db.fetchRows("SELECT ?", [.text("")], cacheable: true) == [[.text("")]])
     }
 }

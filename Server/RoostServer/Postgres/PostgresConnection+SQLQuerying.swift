@@ -158,7 +158,8 @@ extension PostgresConnection: SQLQuerying {
     }
 
     /// The parameters as libpq takes them: C strings (text format, NUL-terminated) or bytes (binary), nil for NULL.
-    private func withParameters<T>(_ values: [PostgresValue],
+    /// Each copy lives until `body` returns; every one ends with a NUL, as libpq's text format needs.
+    func withParameters<T>(_ values: [PostgresValue],
                                    _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) throws -> T) rethrows -> T {
         var lengths: [Int32] = []
         let buffers: [UnsafeMutableBufferPointer<CChar>?] = values.map { value in

@@ -142,22 +142,9 @@ public final class PostgresConnection {
     }
 
     private func run(name: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
-        // Each value copied to C memory that lives until PQexecPrepared returns (nil for NULL). Text-format values
-        // must end with a NUL ("paramLengths ... is ignored for ... text-format parameters"), so every copy gets one.
-        var lengths: [Int32] = []
-        let buffers: [UnsafeMutableBufferPointer<CChar>?] = parameters.map { parameter in
-            let bytes = parameter.parameterBytes
-            lengths.append(Int32(bytes?.count ?? 0))
-            guard let bytes else { return nil }
-            let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count + 1)
-            for (index, byte) in bytes.enumerated() { buffer[index] = CChar(bitPattern: byte) }
-            buffer[bytes.count] = 0
-            return buffer
+        try withParameters(parameters) { count, values, lengths, formats in
+            try check(PQexecPrepared(handle, name, count, values, lengths, formats, 0))
         }
-        defer { buffers.forEach { $0?.deallocate() } }
-        let values: [UnsafePointer<CChar>?] = buffers.map { $0.map { UnsafePointer($0.baseAddress!) } }
-        let formats: [Int32] = parameters.map { $0.isBinaryParameter ? 1 : 0 }
-        return try check(PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0))
     }
 
     /// Turns a PGresult into a result or a thrown error (freeing it then).

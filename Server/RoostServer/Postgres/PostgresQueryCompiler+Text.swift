@@ -116,7 +116,7 @@ extension PostgresQueryCompiler {
         var filter = "\(token) <> ''"
         if TextMatcher.isEnglish(search) {
             let lower = search.caseSensitive ? "lower(\(token))" : token
-            let stopWords = Self.englishStopWords.sorted().map { "'\($0)'" }.joined(separator: ",")
+            let stopWords = TextMatcher.stopWords.sorted().map { "'\($0)'" }.joined(separator: ",")
             filter += " AND \(lower) <> ALL (ARRAY[\(stopWords)])"
             word = """
                 (CASE WHEN char_length(\(token)) <= 3 THEN \(token) \
@@ -136,52 +136,20 @@ extension PostgresQueryCompiler {
         let quoted = texts.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
         return "{" + quoted.joined(separator: ",") + "}"
     }
-
-    /// `TextMatcher`'s English stop words (private there).
-    static let englishStopWords: Set<String> = [
-        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "had", "has", "have", "he", "her", "his",
-        "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "she", "so", "than",
-        "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what",
-        "when", "which", "who", "will", "with", "you", "your",
-    ]
 }
 
-/// A search's words as `TextMatcher.init` reads them: quoted phrases, `-excluded` words, and the wanted ones (the plain
-/// words and the phrases' words). `TextMatcher` keeps its exclusions private, so this repeats its reading.
+/// A search's words as `TextMatcher` reads them (quoted phrases, `-excluded` words, and the wanted ones: the plain
+/// words and the phrases' words), in NFC, the form the SQL side compares bytes in.
 struct TextSearchWords {
     let phrases: [[String]]
     let excluded: [String]
     let wanted: [String]
 
     init(_ search: TextSearch) {
-        var plain = "", phrase = "", phrases: [[String]] = [], inPhrase = false
-        for character in search.term {
-            guard character == "\"" else {
-                if inPhrase { phrase.append(character) } else { plain.append(character) }
-                continue
-            }
-            if inPhrase {
-                phrases.append(Self.tokens(phrase, search))
-                phrase = ""
-            }
-            inPhrase.toggle()
-        }
-        plain += " " + phrase  // An unclosed quote: its words count as plain words.
-        self.phrases = phrases.filter { !$0.isEmpty }
-        var words = Set<String>(), excluded = Set<String>()
-        for part in plain.split(whereSeparator: \.isWhitespace) {
-            if part.hasPrefix("-") {
-                excluded.formUnion(Self.tokens(String(part.dropFirst()), search))
-            } else {
-                words.formUnion(Self.tokens(String(part), search))
-            }
-        }
-        self.excluded = excluded.sorted()
-        wanted = words.union(self.phrases.joined()).sorted()
-    }
-
-    /// `TextMatcher.tokens` in NFC, the form the SQL side compares bytes in.
-    private static func tokens(_ text: String, _ search: TextSearch) -> [String] {
-        TextMatcher.tokens(text, search).map(\.precomposedStringWithCanonicalMapping)
+        let matcher = TextMatcher(search)
+        let nfc = { (word: String) in word.precomposedStringWithCanonicalMapping }
+        phrases = matcher.phrases.map { $0.map(nfc) }
+        excluded = matcher.excluded.map(nfc).sorted()
+        wanted = matcher.wanted.map(nfc).sorted()
     }
 }

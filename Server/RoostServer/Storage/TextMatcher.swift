@@ -11,7 +11,8 @@ struct TextMatcher {
     private let search: TextSearch
     /// The quoted phrases' words (`TextIndex` narrows on them too).
     let phrases: [[String]]
-    private let excluded: Set<String>
+    /// The `-excluded` words.
+    let excluded: Set<String>
     /// The plain words and the phrases' words: the ones a match is scored on.
     let wanted: Set<String>
 
@@ -96,7 +97,7 @@ struct TextMatcher {
         return String(word.dropLast())
     }
 
-    private static let stopWords: Set<String> = [
+    static let stopWords: Set<String> = [
         "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "had", "has", "have", "he", "her", "his",
         "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "she", "so", "than",
         "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what",

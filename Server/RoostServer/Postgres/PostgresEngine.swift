@@ -1,7 +1,7 @@
 import Foundation
 import RoostCore
 
-/// PostgreSQL under `Storage` (`roost serve --database postgres://...`): a pool of connections shared by the
+/// PostgreSQL under `Storage` (`roost serve --database-url postgres://...`): a pool of connections shared by the
 /// request threads. Every write is one SERIALIZABLE transaction, run again from the start when PostgreSQL reports
 /// a serialization failure or a deadlock: the stores were written for SQLite's single writer (read, decide,
 /// write), and serializable transactions keep that reasoning true with many writers, on one node or several.

@@ -9,13 +9,10 @@ extension PostgresQueryCompiler {
     /// The ACL in the `WHERE`: no reader list (anyone may read), or one naming a subject of the caller; nil subjects:
     /// master key.
     static func readFilter(_ subjects: [String]?) -> PostgresFragment {
-        guard let subjects else { return PostgresFragment(sql: "TRUE") }
-        let named = subjects.filter { $0 != "*" }
-        guard !named.isEmpty else { return PostgresFragment(sql: "rperm IS NULL") }
-        // `rperm` is text, the JSON array of readers, as on SQLite (`QueryCompiler.readFilter`), and no jsonb `?|`:
-        // `?` is the shared SQL's placeholder.
-        let tests = Array(repeating: "instr(rperm, \(PostgresFragment.parameter)) > 0", count: named.count).joined(separator: " OR ")
-        return PostgresFragment(sql: "(rperm IS NULL OR \(tests))", parameters: named.map { .text(JSON.string($0).jsonText) })
+        // SQLite's own test (`rperm` is the same JSON text here), its `?` marks as this compiler's.
+        let shared = QueryCompiler.readFilter(subjects)
+        return PostgresFragment(sql: shared.sql.replacingOccurrences(of: "?", with: PostgresFragment.parameter),
+                                parameters: shared.arguments.map { $0.text.map(PostgresValue.text) ?? .null })
     }
 
     /// `SELECT … WHERE … ORDER BY … LIMIT … OFFSET …` for a query on this compiler's class, with the caller's read

@@ -26,15 +26,8 @@ extension PostgresQueryCompiler {
     /// class does not exist. - Parameter selectedKey: the key `$select`/`$dontSelect` reads.
     private func subquerySource(_ subquery: Subquery, selectedKey: String? = nil) throws
         -> (table: String, compiler: PostgresQueryCompiler, filter: PostgresFragment)? {
-        guard var subSchema = try lookup(subquery.className) else { return nil }
-        var subquery = subquery
-        // `redirectClassNameForKey` in a subquery: the target class of that Relation field (other keys keep the class).
-        if let key = subquery.redirectKey, case .relation(let target)? = subSchema.fields[key] {
-            guard let targetSchema = try lookup(target) else { return nil }
-            subSchema = targetSchema
-            subquery.className = target
-        }
-        let constraint = try authorizeSubquery(subSchema, subquery, selectedKey)
+        guard let (subSchema, constraint) = try QueryCompiler.authorized(subquery, selectedKey: selectedKey, lookup: lookup,
+                                                                         authorize: authorizeSubquery) else { return nil }
         let compiler = PostgresQueryCompiler(schema: subSchema, lookup: lookup, readableBy: readableBy, authorizeSubquery: authorizeSubquery)
         let filter = try compiler.compile(constraint)
         let acl = Self.readFilter(readableBy)

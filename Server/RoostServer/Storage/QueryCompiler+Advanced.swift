@@ -106,20 +106,27 @@ extension QueryCompiler {
         return SQLFragment(sql: "roost_geo_distance(\(lat), \(lng), ?, ?)", arguments: [.real(point.latitude), .real(point.longitude)])
     }
 
-    /// The rows of a subquery's class the caller may find, as `FROM … WHERE …` SQL; `nil` when the class does not exist.
-    /// - Parameter selectedKey: the key `$select`/`$dontSelect` reads.
-    private func subquerySource(_ subquery: Subquery, selectedKey: String? = nil) throws
-        -> (table: String, compiler: QueryCompiler, filter: SQLFragment)? {
+    /// The class a subquery runs on and its constraint as the caller may run it there (both compilers ask this);
+    /// `nil` when the class does not exist. Parse's `redirectClassNameForKey` runs it on the target class of that
+    /// Relation field (a key that is not a Relation keeps the class).
+    static func authorized(_ subquery: Subquery, selectedKey: String?, lookup: (String) throws -> ClassSchema?,
+                           authorize: SubqueryAuthorizer) throws -> (schema: ClassSchema, constraint: QueryConstraint)? {
         guard var subSchema = try lookup(subquery.className) else { return nil }
         var subquery = subquery
-        // Parse's `redirectClassNameForKey` in a subquery: the target class of that relation field (a key that
-        // is not a relation keeps the class).
         if let key = subquery.redirectKey, case .relation(let target)? = subSchema.fields[key] {
             guard let targetSchema = try lookup(target) else { return nil }
             subSchema = targetSchema
             subquery.className = target
         }
-        let constraint = try authorizeSubquery(subSchema, subquery, selectedKey)
+        return (subSchema, try authorize(subSchema, subquery, selectedKey))
+    }
+
+    /// The rows of a subquery's class the caller may find, as `FROM … WHERE …` SQL; `nil` when the class does not exist.
+    /// - Parameter selectedKey: the key `$select`/`$dontSelect` reads.
+    private func subquerySource(_ subquery: Subquery, selectedKey: String? = nil) throws
+        -> (table: String, compiler: QueryCompiler, filter: SQLFragment)? {
+        guard let (subSchema, constraint) = try Self.authorized(subquery, selectedKey: selectedKey, lookup: lookup,
+                                                                authorize: authorizeSubquery) else { return nil }
         let compiler = QueryCompiler(schema: subSchema, lookup: lookup, readableBy: readableBy, authorizeSubquery: authorizeSubquery)
         let filter = try compiler.compile(constraint)
         let acl = QueryCompiler.readFilter(readableBy)

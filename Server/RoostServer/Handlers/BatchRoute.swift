@@ -18,12 +18,10 @@ enum BatchRoute {
             let subRequests = try items.map { try subRequest($0, mountPath: context.config.mountPath, router: routes) }
             // `after` webhooks wait for the batch's commit (or that of the idempotent request around it).
             if body["transaction"]?.boolValue == true {
-                return try context.notifyingAfterCommit { afterCommit in
-                    try context.write { db in
-                        let shared = sharing(context, db, afterCommit)
-                        // An item failing after its commit (`failsAfterCommit`) fails the batch: Parse aborts its transaction.
-                        return APIResponse(body: .array(try subRequests.map { ["success": try run($0, shared, dispatch).committed().body] }))
-                    }
+                return try context.write { db in
+                    let shared = sharing(context, db)
+                    // An item failing after its commit (`failsAfterCommit`) fails the batch: Parse aborts its transaction.
+                    return APIResponse(body: .array(try subRequests.map { ["success": try run($0, shared, dispatch).committed().body] }))
                 }
             }
             if try context.storage.hasTriggerHooks, context.transaction == nil {
@@ -33,21 +31,19 @@ enum BatchRoute {
                 }))
             }
             // Independent items, one commit: each runs in its own savepoint, so a failure undoes only itself.
-            return try context.notifyingAfterCommit { afterCommit in
-                try context.write { db in
-                    let shared = sharing(context, db, afterCommit)
-                    return APIResponse(body: .array(subRequests.map { subRequest in
-                        outcome(context) { try db.inSavepoint { try run(subRequest, shared, dispatch) } }
-                    }))
-                }
+            return try context.write { db in
+                let shared = sharing(context, db)
+                return APIResponse(body: .array(subRequests.map { subRequest in
+                    outcome(context) { try db.inSavepoint { try run(subRequest, shared, dispatch) } }
+                }))
             }
         }
     }
 
     /// The context of items sharing the batch's transaction: `before` webhooks are refused there
     /// (they would hold the writer), `after` ones wait for the commit.
-    private static func sharing(_ context: RequestContext, _ db: any SQLConnection, _ afterCommit: AfterCommit) -> RequestContext {
-        var shared = context.joining(db, afterCommit: afterCommit)
+    private static func sharing(_ context: RequestContext, _ db: any SQLConnection) -> RequestContext {
+        var shared = context.joining(db)
         shared.inBatchTransaction = true
         return shared
     }

@@ -28,17 +28,15 @@ enum Idempotency {
         if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
         do {
             // `after` webhooks wait for the commit (a batch's, when inside one).
-            let response = try context.notifyingAfterCommit { afterCommit in
-                func attempt(_ db: any SQLConnection) throws -> APIResponse {
-                    // The handler's writes and this record commit together.
-                    let response = try handle(context.joining(db, afterCommit: afterCommit))
-                    try Record(fingerprint, response).insert(requestId, ttl: context.config.idempotencyTTLSeconds, in: db)
-                    return response
-                }
-                // Inside a batch's transaction, a savepoint keeps a refused attempt from leaving half its writes.
-                if let transaction = context.transaction { return try transaction.inSavepoint { try attempt(transaction) } }
-                return try context.storage.write(attempt)
+            func attempt(_ db: any SQLConnection) throws -> APIResponse {
+                // The handler's writes and this record commit together.
+                let response = try handle(context.joining(db))
+                try Record(fingerprint, response).insert(requestId, ttl: context.config.idempotencyTTLSeconds, in: db)
+                return response
             }
+            // Inside a batch's transaction, a savepoint keeps a refused attempt from leaving half its writes.
+            let response = try context.transaction.map { transaction in try transaction.inSavepoint { try attempt(transaction) } }
+                ?? context.storage.write(attempt)
             // Committed now, unless a batch's transaction holds it: then the batch answers it.
             return context.transaction == nil ? try response.committed() : response
         } catch let error as any DatabaseError where error.isPrimaryKeyViolation {

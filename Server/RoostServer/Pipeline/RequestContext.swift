@@ -20,9 +20,6 @@ struct RequestContext {
     var transaction: (any SQLConnection)?
     /// The request's password hashes and checks, computed before the writer is taken (`PasswordPreparation`).
     let passwords: PreparedPasswords
-    /// Set inside a write that commits later (a batch, an idempotent request): what to do once it
-    /// has committed (`after` trigger webhooks).
-    var afterCommit: AfterCommit?
     /// Inside a batch whose items share one write: its many items must not each hold the writer for a webhook.
     var inBatchTransaction = false
     /// Run by `WriteBatcher` in a transaction shared with other clients' requests: a `before` webhook
@@ -30,22 +27,11 @@ struct RequestContext {
     var inGroupedWrite = false
 
     /// This request inside a write that commits later (a batch, an idempotent request, a write
-    /// group): its writes go into `db`, its `after` actions wait for that commit.
-    func joining(_ db: any SQLConnection, afterCommit: AfterCommit) -> RequestContext {
+    /// group): its writes go into `db`, its `after` actions wait for that commit (`SQLConnection.afterCommit`).
+    func joining(_ db: any SQLConnection) -> RequestContext {
         var joined = self
         joined.transaction = db
-        joined.afterCommit = afterCommit
         return joined
-    }
-
-    /// Runs `write` with the `AfterCommit` its `after` actions go to: the enclosing write's (it runs
-    /// them after its own commit), or a new one, run here once `write` has returned committed.
-    func notifyingAfterCommit<T>(_ write: (AfterCommit) throws -> T) rethrows -> T {
-        if let afterCommit { return try write(afterCommit) }
-        let afterCommit = AfterCommit()
-        let value = try write(afterCommit)
-        afterCommit.run()
-        return value
     }
 
     /// Runs `body` in the enclosing batch transaction, or in a new write transaction.

@@ -100,7 +100,8 @@ struct Triggers {
                 do { _ = try webhook.call(body) } catch { logger.warning("\(trigger) webhook of \(className) failed: \(error)") }
             }
         }
-        if let afterCommit = context.afterCommit { afterCommit.add(send) } else { send() }
+        // Inside a batch's or an idempotent request's transaction: once it has committed.
+        if let db = context.transaction { db.afterCommit(send) } else { send() }
     }
 
     private func body(_ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
@@ -128,18 +129,6 @@ extension Storage {
 
     /// Through a reader, never a batch's open transaction: the cache holds committed hooks only.
     private func committedTriggers() throws -> [Hook] { try read { try HookStore.triggers(in: $0) } }
-}
-
-/// Actions to run once the enclosing transaction has committed (the `after` hooks of a transactional batch).
-final class AfterCommit: @unchecked Sendable {
-    private var actions: [() -> Void] = []
-    private let lock = NSLock()
-
-    func add(_ action: @escaping () -> Void) { lock.withLock { actions.append(action) } }
-
-    func run() {
-        for action in lock.withLock({ actions }) { action() }
-    }
 }
 
 /// The trigger webhooks of every class, cached: each write asks, and hooks change rarely (through `/hooks` only).

@@ -111,16 +111,15 @@ final class WriteBatcher: @unchecked Sendable {
 
     private func run() {
         while let group = nextGroup() {
-            let afterCommit = AfterCommit()
             do {
+                // The jobs' `after` webhooks go out once the group has committed (`SQLConnection.afterCommit`).
                 try storage.write { db in
                     for job in group {
-                        var shared = job.context.joining(db, afterCommit: afterCommit)
+                        var shared = job.context.joining(db)
                         shared.inGroupedWrite = true
                         job.outcome = Result { try db.inSavepoint { try dispatch(job.request, shared) } }
                     }
                 }
-                afterCommit.run()
             } catch {
                 for job in group { job.outcome = .failure(error) }  // The commit failed: none of the group is stored.
             }

@@ -44,6 +44,10 @@ final class WriteState {
     /// and what it recorded in the current transaction (published once committed).
     var changeRecorder: ChangeRecorder?
     var objectChanges: [ObjectChange] = []
+    /// What to do once the transaction has committed (`after` trigger webhooks), in order. Emptied when the
+    /// transaction starts over (a PostgreSQL retry) and cut back when a savepoint is undone: nothing runs for a
+    /// write that was not committed, and nothing twice.
+    var afterCommit: [() -> Void] = []
     /// Writes made with `survivingRollback` in the current transaction, made again after a rollback.
     var rollbackProofWrites: [(any SQLConnection) throws -> Void] = []
     /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
@@ -65,6 +69,9 @@ extension SQLConnection {
         get { writeState.queuedMail }
         set { writeState.queuedMail = newValue }
     }
+    /// Runs `action` once the enclosing transaction has committed (never if it does not).
+    func afterCommit(_ action: @escaping () -> Void) { writeState.afterCommit.append(action) }
+
     var schemaCache: [String: ClassSchema] {
         get { writeState.schemaCache }
         set { writeState.schemaCache = newValue }
@@ -87,6 +94,7 @@ extension SQLConnection {
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
         try execute("SAVEPOINT request")
         let recorded = writeState.objectChanges.count
+        let actionsAfterCommit = writeState.afterCommit.count
         let proofRecorded = writeState.rollbackProofWrites.count
         do {
             let result = try body()
@@ -95,6 +103,7 @@ extension SQLConnection {
         } catch {
             writeState.schemaCache.removeAll()
             writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
+            writeState.afterCommit.removeSubrange(min(actionsAfterCommit, writeState.afterCommit.count)...)
             try? execute("ROLLBACK TO SAVEPOINT request")
             try? execute("RELEASE SAVEPOINT request")
             // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.

@@ -88,21 +88,27 @@ public final class Storage: Sendable {
         var changedAuthentication = false
         var changedSchema = false
         var queuedMail = false
+        var afterCommit: [() -> Void] = []
+        // Runs once per attempt: PostgreSQL runs it again after a serialization failure.
         let result = try engine.write { db in
             let state = db.writeState
             state.changedAuthentication = false
             state.changedSchema = false
             state.queuedMail = false
+            state.afterCommit.removeAll()
             let value = try body(db)
             changedAuthentication = state.changedAuthentication
             changedSchema = state.changedSchema
             queuedMail = state.queuedMail
+            afterCommit = state.afterCommit
+            state.afterCommit.removeAll()
             return value
         }
         // After the commit: see `SessionCache` and `SchemaCache`.
         if changedAuthentication { sessions.invalidate() }
         if changedSchema { schemas.invalidate() }
         if queuedMail { mailQueued.signal() }
+        for action in afterCommit { action() }
         return result
     }
 

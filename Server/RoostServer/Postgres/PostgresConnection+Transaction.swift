@@ -19,30 +19,34 @@ extension PostgresConnection {
     ///     }
     ///
     /// - Throws: `.misuse` inside another transaction; the body's error; the commit's (40001 under `.serializable`).
-    public func transaction<T>(_ isolation: PostgresIsolation = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
-        try transaction(isolation, attempts: 1, body)
+    /// - Parameter settings: statements run right after BEGIN, in the same round trip (`SET LOCAL ...`).
+    public func transaction<T>(_ isolation: PostgresIsolation = .readCommitted, settings: String = "",
+                               _ body: (PostgresConnection) throws -> T) throws -> T {
+        try transaction(isolation, attempts: 1, settings: settings, body)
     }
 
     /// Runs `body` in a transaction as `transaction(_:_:)` does, and runs it again from the start, up to `attempts`
     /// times in all, while it fails with a serialization failure (40001) or a deadlock (40P01): what PostgreSQL's
     /// manual asks of serializable transactions. `body` must have no effects outside the database.
-    public func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, _ body: (PostgresConnection) throws -> T) throws -> T {
+    public func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, settings: String = "",
+                               _ body: (PostgresConnection) throws -> T) throws -> T {
         precondition(attempts > 0, "a transaction needs at least one attempt")
         var attempt = 1
         while true {
             do {
-                return try transactionOnce(isolation, body)
+                return try transactionOnce(isolation, settings: settings, body)
             } catch let error as PostgresError where error.sqlState?.isRetryable == true && attempt < attempts && isConnected {
                 attempt += 1
             }
         }
     }
 
-    private func transactionOnce<T>(_ isolation: PostgresIsolation, _ body: (PostgresConnection) throws -> T) throws -> T {
+    private func transactionOnce<T>(_ isolation: PostgresIsolation, settings: String, _ body: (PostgresConnection) throws -> T) throws -> T {
         guard isIdle else {
             throw PostgresError(.misuse, message: "a transaction is already open on this connection", endpoint: endpoint)
         }
-        try execute("BEGIN ISOLATION LEVEL " + isolation.rawValue)
+        // One simple-protocol message may carry several statements: the settings cost no round trip of their own.
+        try execute("BEGIN ISOLATION LEVEL " + isolation.rawValue + (settings.isEmpty ? "" : "; " + settings))
         let value: T
         do {
             value = try body(self)

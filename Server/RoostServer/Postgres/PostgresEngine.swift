@@ -45,15 +45,13 @@ final class PostgresEngine: StorageEngine {
         }
     }
 
+    /// The query time limit of every read (0 is PostgreSQL's "none" too), set with its BEGIN.
+    private var readSettings: String { "SET LOCAL statement_timeout = \(queryTimeoutMilliseconds)" }
+
     func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
         do {
             return try pool.withConnection { connection in
-                try connection.transaction(.repeatableReadOnly) { connection in
-                    if queryTimeoutMilliseconds > 0 {
-                        try connection.execute("SET LOCAL statement_timeout = \(queryTimeoutMilliseconds)")
-                    }
-                    return try body(connection)
-                }
+                try connection.transaction(.repeatableReadOnly, settings: readSettings) { try body($0) }
             }
         } catch let error as PostgresError where error.isInterrupted {
             throw ParseError(.timeout, "The query took longer than the time limit (--query-timeout)")

@@ -132,10 +132,12 @@ class Roost:
     # The wide classes need 20 automatic indexes on one class (the default bound is 10).
     environment = {"ROOST_TEST_AUTO_INDEX_MAX_PER_CLASS": str(WIDE_FIELDS)}
 
+    def binary(self):
+        return os.path.join(ROOT, ".build", "release", "roost")
+
     def start(self, data):
         self.port = free_port()
-        binary = os.path.join(ROOT, ".build", "release", "roost")
-        self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port), "--data-dir", data,
+        self.proc = subprocess.Popen([self.binary(), "serve", "--port", str(self.port), "--data-dir", data,
                                       "--master-key", "bench-master", "--log-level", os.environ.get("ROOST_LOG_LEVEL", "info")] + self.flags,
                                      env=dict(os.environ, **self.environment),
                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(OUT, f"{self.name}.log"), "w"))

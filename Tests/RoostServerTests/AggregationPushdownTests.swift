@@ -158,6 +158,13 @@ import Testing
         guard case .group(let group) = grouped.head else { Issue.record("\(grouped.head)"); return }
         #expect(group.columns.map(\.sql) == ["(data -> '$.tag')", "json_extract(data, '$.n')"])
         #expect(grouped.constraint != .all && grouped.rest.map(\.name) == ["$sort"])
+        // On PostgreSQL: the same stages, read through jsonb paths; a `$sort` of rows stays in memory there.
+        let onPostgres = AggregationPlan(try Aggregation(pipeline: [["$group": ["_id": "$tag", "total": ["$sum": "$n"]]]]), where: .all,
+                                         schema: schema, dialect: .postgres)
+        guard case .group(let postgresGroup) = onPostgres.head else { Issue.record("\(onPostgres.head)"); return }
+        #expect(postgresGroup.columns.map(\.sql) == ["(data #> '{tag}')", "(data #> '{n}')"])
+        let sorted = AggregationPlan(try Aggregation(pipeline: [["$sort": ["n": -1]], ["$limit": 10]]), where: .all, schema: schema, dialect: .postgres)
+        #expect(sorted.rest.map(\.name) == ["$sort", "$limit"])
 
         let paged = try plan([["$match": ["n": ["$gte": 2]]], ["$sort": ["n": -1]], ["$skip": 5], ["$limit": 10], ["$count": "c"]])
         guard case .count(let field, let skip, let limit) = paged.head else { Issue.record("\(paged.head)"); return }

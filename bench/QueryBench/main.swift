@@ -8,7 +8,7 @@
 // every object, in SQL and (the path before) in memory, each run a few times, with its median and the process's
 // peak RSS while it ran. Usage:
 //   swift run -c release roost-query-bench [--objects 1000000] [--queries 1000] [--aggregate-runs 5] [--aggregate-only]
-//                                          [--data-dir DIR]
+//                                          [--data-dir DIR] [--database-url postgres://... (an empty database)]
 import Foundation
 import RoostCore
 import RoostServer
@@ -18,12 +18,14 @@ var queryCount = 1000
 var aggregateRuns = 5
 var aggregateOnly = false
 var dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-query-bench-\(getpid())").path
+var databaseURL: String?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--objects": objectCount = Int(arguments.next() ?? "") ?? objectCount
     case "--queries": queryCount = Int(arguments.next() ?? "") ?? queryCount
     case "--data-dir": dataDirectory = arguments.next() ?? dataDirectory
+    case "--database-url": databaseURL = arguments.next()
     case "--aggregate-runs": aggregateRuns = Int(arguments.next() ?? "") ?? aggregateRuns
     case "--aggregate-only": aggregateOnly = true
     default: fatalError("unknown argument \(argument)")
@@ -39,7 +41,8 @@ try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateD
 /// Each line written at once, also into a file (a crash would lose what `print` buffered).
 func print(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 // No time limit: the in-memory aggregation of a million objects takes longer than the server's default 5 s.
-let store = try EmbeddedStore(dataDirectory: dataDirectory, queryTimeout: 0)
+let store = try databaseURL.map { try EmbeddedStore(databaseURL: $0, dataDirectory: dataDirectory, queryTimeout: 0) }
+    ?? EmbeddedStore(dataDirectory: dataDirectory, queryTimeout: 0)
 var generator = SystemRandomNumberGenerator()
 
 /// Word `k` of a 10,000-word vocabulary: four syllables, one per decimal digit ("kalomine").

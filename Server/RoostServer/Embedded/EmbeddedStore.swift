@@ -19,6 +19,16 @@ public final class EmbeddedStore {
         storage = try Storage(path: TransferDatabase.path(dataDirectory: dataDirectory), queryTimeout: queryTimeout)
     }
 
+    /// Opens the PostgreSQL database at `databaseURL` (as `roost serve --database-url`), bringing its tables up to date.
+    public init(databaseURL: String, dataDirectory: String, queryTimeout: Double = 5) throws {
+        var config = ServerConfig()
+        config.dataDirectory = dataDirectory
+        config.databaseURL = databaseURL
+        config.queryTimeoutSeconds = queryTimeout
+        self.config = config
+        storage = try Storage(databaseURL: databaseURL, poolSize: 2, queryTimeout: queryTimeout)
+    }
+
     /// Stores new objects in one transaction; returns their ids.
     /// - Throws: `ParseError` for invalid fields or a type mismatch with the schema.
     public func insert(className: String, objects: [[String: JSON]]) throws -> [String] {
@@ -90,7 +100,7 @@ public final class EmbeddedStore {
         return try AggregateRoutes.aggregate(className, request: request, context: context).body
     }
 
-    /// SQLite's `EXPLAIN QUERY PLAN` for the SQL a query compiles to, one line per step.
+    /// The plan of the SQL a query compiles to, one line per step: SQLite's `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN`.
     /// - Parameter readableBy: the caller's ACL subjects (`*`, user id, `role:<name>`); nil for the master key.
     public func queryPlan(className: String, parameters: [String: JSON], readableBy: [String]? = nil) throws -> [String] {
         var options = try QueryOptions.parse(parameters)
@@ -98,7 +108,8 @@ public final class EmbeddedStore {
         return try storage.read { db in
             guard let schema = try SchemaStore.load(className, in: db) else { throw SchemaRoutes.classMissing(className) }
             let (sql, arguments) = try ObjectStore.selectSQL(options.find, in: schema, in: db)
-            return try db.fetchRows("EXPLAIN QUERY PLAN " + sql, arguments, cacheable: false).compactMap { $0.last?.text }
+            let explain = db.dialect == .postgres ? "EXPLAIN " : "EXPLAIN QUERY PLAN "
+            return try db.fetchRows(explain + sql, arguments, cacheable: false).compactMap { $0.last?.text }
         }
     }
 

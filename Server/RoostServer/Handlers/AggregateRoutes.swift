@@ -43,15 +43,14 @@ enum AggregateRoutes {
             }
             let values = try context.read { db -> [JSON] in
                 guard let schema = try SchemaStore.load(className, in: db) else { return [] }
-                return try AggregationPlan.distinct(field, options.find, in: schema, in: db, inMemory: inMemory || db.dialect == .postgres)
+                return try AggregationPlan.distinct(field, options.find, in: schema, in: db, inMemory: inMemory)
             }
             return APIResponse(body: ["results": .array(values)])
         }
         let results = try context.read { db -> [Aggregation.Document] in
             guard let schema = try SchemaStore.load(className, in: db) else { return try aggregation.run([]) }
-            // The pushdown's SQL is SQLite's (its JSON functions); on PostgreSQL the stages run in memory for now.
-            let plan = AggregationPlan(aggregation, where: options.find.constraint, schema: schema,
-                                       inMemory: inMemory || db.dialect == .postgres)
+            let plan = AggregationPlan(aggregation, where: options.find.constraint, schema: schema, dialect: db.dialect,
+                                       inMemory: inMemory)
             return try plan.run(options.find, in: schema, in: db)
         }
         let urls = FileURLs(context: context)

@@ -12,7 +12,7 @@ struct AggregationColumn: Hashable {
 
     /// Nil for a path SQL cannot read as `lookup` does: an empty or unusual part (a digit-led part would index an
     /// array in SQLite, not in `lookup`), a path into a built-in field.
-    init?(path: String, schema: ClassSchema) {
+    init?(path: String, schema: ClassSchema, dialect: SQLDialect = .sqlite) {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard let first = parts.first else { return nil }
         let renamed = ["_id": "objectId", "_created_at": "createdAt", "_updated_at": "updatedAt"]
@@ -29,6 +29,11 @@ struct AggregationColumn: Hashable {
         default: break
         }
         guard parts.allSatisfy(Names.isValidIdentifier) else { return nil }
+        if dialect == .postgres {
+            // jsonb's text form is JSON: `value` reads it as it reads SQLite's `->` (numbers, Booleans, strings alike).
+            (kind, sql) = (.json, "(data #> '{\(parts.joined(separator: ","))}')")
+            return
+        }
         let jsonPath = "$." + parts.joined(separator: ".")
         switch parts.count == 1 ? schema.fields[root] : nil {
         // json_extract reads numbers and Booleans without decoding; `->` keeps a string's escapes (json_extract stops at NUL).

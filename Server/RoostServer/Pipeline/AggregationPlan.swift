@@ -23,7 +23,9 @@ struct AggregationPlan {
     }
 
     /// - Parameter inMemory: SQL only reads the objects `constraint` matches (the path before, kept for tests).
-    init(_ aggregation: Aggregation, where constraint: QueryConstraint, schema: ClassSchema, inMemory: Bool = false) {
+    /// - Parameter dialect: the database's, which the plan's SQL is written for.
+    init(_ aggregation: Aggregation, where constraint: QueryConstraint, schema: ClassSchema, dialect: SQLDialect = .sqlite,
+         inMemory: Bool = false) {
         var stages = aggregation.stages[...]
         var parts = [constraint]
         head = .documents(order: [], skip: 0, limit: nil)
@@ -37,11 +39,11 @@ struct AggregationPlan {
                 parts.append(match)
                 stages.removeFirst()
             }
-            if let stage = stages.first, stage.name == "$group", let group = StreamedGroup(stage.argument, schema: schema) {
+            if let stage = stages.first, stage.name == "$group", let group = StreamedGroup(stage.argument, schema: schema, dialect: dialect) {
                 head = .group(group)
                 stages.removeFirst()
             } else {
-                head = Self.rowStages(&stages, schema: schema)
+                head = Self.rowStages(&stages, schema: schema, dialect: dialect)
             }
         }
         self.constraint = parts.count == 1 ? constraint : .and(parts)
@@ -49,9 +51,11 @@ struct AggregationPlan {
     }
 
     /// Takes `$sort`, `$skip`, `$limit` and `$count` from the front of `stages` while SQL can answer them.
-    private static func rowStages(_ stages: inout ArraySlice<(name: String, argument: JSON)>, schema: ClassSchema) -> Head {
+    private static func rowStages(_ stages: inout ArraySlice<(name: String, argument: JSON)>, schema: ClassSchema,
+                                  dialect: SQLDialect) -> Head {
         var order: [(sql: String, descending: Bool)] = []
-        if let stage = stages.first, stage.name == "$sort", let terms = sortTerms(stage.argument, schema: schema) {
+        // The sort terms are SQLite's order (NULLs first, json_extract's types); on PostgreSQL a `$sort` runs in memory.
+        if let stage = stages.first, stage.name == "$sort", dialect == .sqlite, let terms = sortTerms(stage.argument, schema: schema) {
             order = terms
             stages.removeFirst()
         }
@@ -135,8 +139,8 @@ struct AggregationPlan {
     /// one value per row.
     static func distinct(_ path: String, _ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying,
                          inMemory: Bool = false) throws -> [JSON] {
-        guard !inMemory, schema.view == nil, let column = AggregationColumn(path: path, schema: schema) else {
-            let everything = AggregationPlan(Aggregation(checked: []), where: query.constraint, schema: schema, inMemory: true)
+        guard !inMemory, schema.view == nil, let column = AggregationColumn(path: path, schema: schema, dialect: db.dialect) else {
+            let everything = AggregationPlan(Aggregation(checked: []), where: query.constraint, schema: schema, dialect: db.dialect, inMemory: true)
             return Aggregation.distinct(path, in: try everything.run(query, in: schema, in: db))
         }
         let filter = try ObjectStore.condition(query, in: schema, in: db)

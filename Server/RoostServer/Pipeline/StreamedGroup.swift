@@ -1,6 +1,6 @@
 import RoostCore
 
-/// A `$group` computed while SQLite streams the few values it needs from each matching row (its key and its
+/// A `$group` computed while the database streams the few values it needs from each matching row (its key and its
 /// accumulators' inputs, read with `json_extract`): memory grows with the groups, never with the rows, and no
 /// object is decoded. The accumulators add up in the order `Aggregation.run` would (rowid order), so sums and
 /// averages come out to the same bits.
@@ -17,11 +17,11 @@ struct StreamedGroup {
 
     /// Nil when the stage needs more than values SQL can read, or is malformed (the in-memory path then answers,
     /// with its errors).
-    init?(_ specification: JSON, schema: ClassSchema) {
+    init?(_ specification: JSON, schema: ClassSchema, dialect: SQLDialect = .sqlite) {
         guard case .object(var fields) = specification, let keyExpression = fields.removeValue(forKey: "_id") else { return nil }
         var columns: [AggregationColumn] = []
         func compile(_ expression: JSON) -> RowExpression? {
-            RowExpression(expression, schema: schema, columns: &columns)
+            RowExpression(expression, schema: schema, dialect: dialect, columns: &columns)
         }
         guard let key = compile(keyExpression) else { return nil }
         var accumulators: [(String, Accumulator.Name, RowExpression)] = []
@@ -73,9 +73,9 @@ private enum RowExpression {
     /// Anything else evaluated on a document holding the columns' values under their top-level names.
     case document(JSON, fields: [(name: String, column: Int)])
 
-    init?(_ expression: JSON, schema: ClassSchema, columns: inout [AggregationColumn]) {
+    init?(_ expression: JSON, schema: ClassSchema, dialect: SQLDialect, columns: inout [AggregationColumn]) {
         func column(_ path: String) -> Int? {
-            guard let column = AggregationColumn(path: path, schema: schema) else { return nil }
+            guard let column = AggregationColumn(path: path, schema: schema, dialect: dialect) else { return nil }
             if let known = columns.firstIndex(of: column) { return known }
             columns.append(column)
             return columns.count - 1

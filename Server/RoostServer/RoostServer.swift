@@ -83,10 +83,8 @@ public final class RoostServer: @unchecked Sendable {
         http = server
         pruner = IdempotencyPruner(storage: storage)
         // Automatic indexes are built with SQLite's expressions: not on PostgreSQL yet.
-        var autoIndex = config.autoIndex
-        if config.databaseURL != nil { autoIndex.enabled = false }
-        storage.autoIndexes.configure(autoIndex, logger: logger)
-        if autoIndex.enabled { autoIndexSweeper = AutoIndexSweeper(storage: storage) }
+        storage.autoIndexes.configure(config.autoIndex, logger: logger)
+        if config.autoIndex.enabled { autoIndexSweeper = AutoIndexSweeper(storage: storage) }
         if config.mail.smtpURL != nil {
             mailSender = MailSender(storage: storage, settings: config.mail, logger: logger)
             mailSender?.start()

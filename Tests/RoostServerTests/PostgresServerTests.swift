@@ -35,4 +35,30 @@ import Testing
             }
         }
     }
+
+    /// Automatic indexes on PostgreSQL: the recurring query's field gets one, on the compiler's typed expression, which
+    /// the plan then reads (`explain=true` answers Parse Server's `EXPLAIN (FORMAT JSON)` there); answers do not change.
+    @Test func anAutomaticIndexAppearsAndAnswersTheQueryThatAskedForIt() async throws {
+        let server = try TestServer(environment: ["ROOST_TEST_AUTO_INDEX_AFTER_QUERIES": "3"], onPostgres: true)
+        let database = try #require(server.postgres)
+        let objects: [JSON] = (0..<3_000).map { i in ["n": .number(Double((i * 7) % 3_000)), "label": .string("item \(i)")] }
+        _ = try await server.createAll("Thing", objects)
+        let query: [String: JSON] = ["where": ["n": ["$lt": 100]], "order": "-n", "limit": 5]
+        let before = try await server.results("Thing", query)
+        #expect(before.compactMap { $0["n"]?.numberValue } == [99, 98, 97, 96, 95])
+        for _ in 0..<2 { _ = try await server.results("Thing", query) }
+
+        var indexes: JSON?
+        for _ in 0..<100 {
+            indexes = try await server.request("GET", "/schemas/Thing", master: true).json["indexes"]
+            if indexes?["_auto_n_1"] != nil { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(indexes == ["_auto_n_1": ["n": 1]])
+        try database.connect().execute("ANALYZE")
+        let explained = try await server.find("Thing", query.merging(["explain": "true"]) { a, _ in a }, master: true)
+        let plan = explained.json["results"]?.arrayValue?.first?["QUERY PLAN"]?.jsonText ?? explained.text
+        #expect(plan.contains("Index Scan") && plan.contains("_a_n") && !plan.contains("\"Sort\""), "\(plan)")
+        #expect(try await server.results("Thing", query) == before)
+    }
 }

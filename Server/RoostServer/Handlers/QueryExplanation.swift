@@ -12,8 +12,15 @@ enum QueryExplanation {
     }
 
     /// `{"results": [{"id", "parent", "detail"}, ...]}`: one entry per plan step, in SQLite's order.
+    /// On PostgreSQL, Parse Server's answer there: `{"results": [{"QUERY PLAN": <EXPLAIN (FORMAT JSON)>}]}`.
     static func answer(_ query: FindQuery, in schema: ClassSchema, db: some SQLQuerying) throws -> APIResponse {
         let (sql, arguments) = try ObjectStore.selectSQL(query, in: schema, in: db)
+        if db.dialect == .postgres {
+            let plans = try db.fetchRows("EXPLAIN (FORMAT JSON) " + sql, arguments, cacheable: false).map { row -> JSON in
+                ["QUERY PLAN": (try? JSONParser.parse(row.first?.text ?? "")) ?? .null]
+            }
+            return APIResponse(body: ["results": .array(plans)])
+        }
         // A read connection whose schema came from the shared cache may not have run a statement since an index was
         // made: SQLite notices a changed schema when a statement runs, and an EXPLAIN runs none, so it would show the
         // plan without that index (the query itself is prepared again and uses it). One read first brings it up to date.

@@ -17,12 +17,12 @@ enum AutoIndexCandidates {
     /// The expression an automatic index on `field` covers, or nil when none would help: the compiler
     /// compares these fields through it (for Dates, `.iso`; sorting a Date reads the whole object, so a
     /// Date index serves its filters only, which is where a scan costs).
-    static func expression(for field: String, in schema: ClassSchema) -> String? {
+    static func expression(for field: String, in schema: ClassSchema, dialect: SQLDialect = .sqlite) -> String? {
         switch field {
         case "createdAt", "updatedAt": return field
         default:
             switch schema.fields[field] {
-            case .string?, .number?, .boolean?, .date?: return IndexStore.expression(for: field, in: schema)
+            case .string?, .number?, .boolean?, .date?: return IndexStore.expression(for: field, in: schema, dialect: dialect)
             default: return nil  // objectId is unique already; Pointers are always indexed; others compile otherwise.
             }
         }

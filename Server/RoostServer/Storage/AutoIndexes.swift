@@ -9,7 +9,8 @@ public struct AutoIndexSettings: Sendable, Equatable {
     /// A class needs this many objects before its queries get an index (a smaller one scans in well under a millisecond).
     public var minObjects = 1_000
     /// A class with more objects gets none: SQLite builds an index in one statement that holds the writer, for
-    /// 923 ms at 200,000 objects on this 2-core machine (measured, creates meanwhile waited up to 955 ms).
+    /// 923 ms at 200,000 objects on this 2-core machine (measured, creates meanwhile waited up to 955 ms). On
+    /// PostgreSQL the build is one transaction too, whose lock holds the class's writes as long.
     public var maxObjects = 200_000
     /// Queries that filter or sort on a field before its index is built; these scan.
     public var afterQueries = 3
@@ -137,7 +138,7 @@ final class AutoIndexes: Sendable {
         do {
             let objects = try storage.write { db -> Int? in
                 guard let schema = try SchemaStore.load(className, in: db), schema.id == classID,
-                      let expression = AutoIndexCandidates.expression(for: field, in: schema),
+                      let expression = AutoIndexCandidates.expression(for: field, in: schema, dialect: db.dialect),
                       !IndexStore.leadsAnIndex(field, in: schema),
                       IndexStore.automaticFields(of: schema).count < settings.maxPerClass else { return nil }
                 let objects = try ReadPermission.count(table: schema.tableName, where: SQLFragment(sql: "1", arguments: []),

@@ -1,6 +1,6 @@
 import RoostCore
 
-/// Automatic indexes as stored: a SQLite index `c<id>_a_<field>` on the field's expression and `rperm`, listed in
+/// Automatic indexes as stored: an index `c<id>_a_<field>` on the field's expression and `rperm`, listed in
 /// the class's `indexes` as `_auto_<field>_1: {<field>: 1}` (a name no client can declare: Parse's index names start
 /// with a letter, and its own start with `_`, as `_id_`), so `GET /schemas` shows which indexes are automatic.
 extension IndexStore {
@@ -51,7 +51,9 @@ extension IndexStore {
 
     /// Builds the index (in the caller's write: SQLite builds it in one pass, holding the writer) and lists it.
     static func createAutomatic(_ field: String, expression: String, in schema: ClassSchema, db: any SQLConnection) throws -> ClassSchema {
-        try db.execute("CREATE INDEX IF NOT EXISTS \(automaticSQLName(field, in: schema)) ON \(schema.tableName) (\(expression)\(ReadPermission.indexSuffix))",
+        // Missing values first, as both compilers order them (PostgreSQL's own default puts them last).
+        let term = db.dialect == .postgres ? expression + " NULLS FIRST" : expression
+        try db.execute("CREATE INDEX IF NOT EXISTS \(automaticSQLName(field, in: schema)) ON \(schema.tableName) (\(term)\(ReadPermission.indexSuffix))",
                        cacheable: false)
         var schema = schema
         var listed = schema.indexes?.objectValue ?? [:]

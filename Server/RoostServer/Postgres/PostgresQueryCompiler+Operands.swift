@@ -37,7 +37,7 @@ extension PostgresQueryCompiler {
     /// value of their own JSON type; Booleans, Objects and Arrays compare as jsonb (equality only).
     func test(_ key: String, _ op: String, _ value: JSON, on subject: String?) throws -> PostgresFragment {
         let mark = PostgresFragment.parameter
-        // Byte order for < and >; equality keeps the default collation, so an index on the expression applies.
+        // Byte order for < and >; equality keeps the default collation (deterministic: the same answers as "C").
         let collate = op == "=" ? "" : " COLLATE \"C\""
         if subject == nil, isBuiltIn(key) {
             let (_, plain) = comparable(value)
@@ -68,7 +68,8 @@ extension PostgresQueryCompiler {
                 parameters: [.double(number)])
         case .string(let text):
             if subject == nil, path == nil, !isDotPath(key), schema.fields[key] == .string {
-                return PostgresFragment(sql: "(data ->> '\(key)') \(op) \(mark)\(collate)", parameters: [.text(text)])
+                // Always "C" here, equality too: the collation of the index on this expression (`typedSortExpression`).
+                return PostgresFragment(sql: "(data ->> '\(key)') \(op) \(mark) COLLATE \"C\"", parameters: [.text(text)])
             }
             return PostgresFragment(
                 sql: "(CASE WHEN jsonb_typeof(\(target)) = 'string' THEN \(target) #>> '{}' END) \(op) \(mark)\(collate)",

@@ -169,6 +169,7 @@ struct PostgresQueryCompiler {
             "\(expression) IN (SELECT listed.value FROM jsonb_array_elements(\(mark)::jsonb) AS listed(value))"
         }
         let scalarPath = operands[0].path
+        if let typed = typedMembership(key, values, list: list, path: scalarPath) { return typed }
         let element = PostgresFragment(sql: member(scalarPath.map { "(element.value #> '\($0)')" } ?? "element.value"), parameters: [list])
         if isArrayField(key) { return anyElement(key, element) }
         let scalar: PostgresFragment
@@ -179,6 +180,21 @@ struct PostgresQueryCompiler {
             scalar = PostgresFragment(sql: member(scalarPath.map { "(\(json(key)) #> '\($0)')" } ?? json(key)), parameters: [list])
         }
         return isDotPath(key) ? scalarOrAnyElement(key, scalar: scalar, element: element) : scalar
+    }
+
+    /// `$in` on a recorded Number or String field with values of its type only: the typed expression its index is built
+    /// on (`typedSortExpression`) `= ANY` the values, which an index scan answers (`IN (SELECT ...)` reads every row).
+    private func typedMembership(_ key: String, _ values: [JSON], list: PostgresValue, path: String?) -> PostgresFragment? {
+        guard path == nil, !isBuiltIn(key), !isDotPath(key), !isArrayField(key) else { return nil }
+        let listed = "jsonb_array_elements_text(\(PostgresFragment.parameter)::jsonb) AS listed"
+        switch schema.fields[key] {
+        case .number? where values.allSatisfy({ $0.numberValue != nil }):
+            return PostgresFragment(sql: "(data ->> '\(key)')::float8 = ANY (ARRAY(SELECT listed::float8 FROM \(listed)))", parameters: [list])
+        case .string? where values.allSatisfy({ $0.stringValue != nil }):
+            return PostgresFragment(sql: "(data ->> '\(key)') = ANY (ARRAY(SELECT listed COLLATE \"C\" FROM \(listed)))", parameters: [list])
+        default:
+            return nil
+        }
     }
 
     /// `$containedBy`: no element of the Array outside the values (Pointers by objectId, as the first value says); a

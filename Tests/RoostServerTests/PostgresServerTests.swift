@@ -14,8 +14,8 @@ import Testing
         let database = try #require(server.postgres)
         let objects: [JSON] = (0..<3_000).map { i in ["n": .number(Double(i)), "label": .string("item \(i)")] }
         _ = try await server.createAll("Thing", objects)
-        let declared = try await server.request("PUT", "/schemas/Thing", json: ["className": "Thing", "indexes": ["byN": ["n": 1]]],
-                                                master: true)
+        let declared = try await server.request("PUT", "/schemas/Thing", json: ["className": "Thing",
+                                                "indexes": ["byN": ["n": 1], "byLabel": ["label": 1]]], master: true)
         #expect(declared.status == 200, "\(declared.text)")
         // What the server answers: the right page.
         let page = try await server.results("Thing", ["where": ["n": ["$lt": 100]], "order": "-n", "limit": 5])
@@ -33,6 +33,15 @@ import Testing
                 #expect(plan.contains("Index Scan") && plan.contains("_i_byN"), "\(plan)")
                 #expect(!plan.contains("Sort"), "\(plan)")
             }
+        }
+        // Equality and `$in` on a String or Number field read their index too (compared in the index's collation).
+        for (constraint, index) in [(["label": "item 7"], "_i_byLabel"), (["label": ["$in": ["item 7", "item 9"]]], "_i_byLabel"),
+                                    (["n": ["$in": [7, 9, 11]]], "_i_byN")] as [(JSON, String)] {
+            let query = FindQuery(constraint: try QueryConstraint.parse(where: constraint), order: [], limit: 5)
+            let (sql, arguments) = try ObjectStore.selectSQL(query, in: schema, in: db)
+            let plan = try db.fetchRows("EXPLAIN " + sql, arguments, cacheable: false).compactMap { $0.first?.text }.joined(separator: "\n")
+            #expect(plan.contains("Index") && plan.contains(index) && !plan.contains("Seq Scan"), "\(constraint.jsonText): \(plan)")
+            #expect(try await server.results("Thing", ["where": constraint]).count == (constraint["n"] == nil ? (constraint["label"]?.stringValue == nil ? 2 : 1) : 3))
         }
     }
 

@@ -38,6 +38,8 @@ final class WriteState {
     var changedAuthentication = false
     /// Set by `schemaChanged()`: the readers' `SchemaCache` is invalidated after commit.
     var changedSchema = false
+    /// Set by a write to the trigger webhooks (`HookStore`): other nodes drop their `TriggerHookCache` (`CacheInvalidation`).
+    var changedHooks = false
     /// Set by a write that queued a mail (`MailOutbox`): the sender is woken once it has committed.
     var queuedMail = false
     /// LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),

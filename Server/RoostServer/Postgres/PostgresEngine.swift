@@ -34,7 +34,10 @@ final class PostgresEngine: StorageEngine {
                     state.objectChanges.removeAll()
                     state.rollbackProofWrites.removeAll()
                     state.changedHooks = false
+                    state.retryableFailure = nil
                     let result = try body(connection)
+                    // A batch item's savepoint caught a serialization failure: the whole batch runs again.
+                    if let failure = state.retryableFailure { throw failure }
                     try cacheInvalidation.announce(state, on: connection)  // Delivered at the commit.
                     return result
                 }

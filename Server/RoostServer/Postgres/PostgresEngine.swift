@@ -9,6 +9,9 @@ import RoostCore
 final class PostgresEngine: StorageEngine {
     private let pool: PostgresPool
     private let queryTimeoutMilliseconds: UInt64
+    /// Decoded schemas for the reads, dropped after a schema change commits here (`Storage.write`) or on another
+    /// node (`CacheInvalidation`).
+    private let schemas: SchemaCache
     /// Tells the other nodes what a write changed of what they cache, and drops what theirs changed here.
     private let cacheInvalidation: CacheInvalidation
     /// How many times a write runs before its serialization failure reaches the client (as a 500 with code 1).
@@ -16,10 +19,11 @@ final class PostgresEngine: StorageEngine {
 
     /// Connects, and brings the database's tables up to date (`PostgresSchema`, safe when nodes start together).
     /// - Parameter invalidate: drops what another node's committed write changed of this node's caches.
-    init(url: String, poolSize: Int, queryTimeoutMilliseconds: UInt64,
+    init(url: String, poolSize: Int, queryTimeoutMilliseconds: UInt64, schemas: SchemaCache,
          invalidate: @escaping @Sendable (CachedState) -> Void) throws {
         pool = try PostgresPool(url: url, size: poolSize)
         self.queryTimeoutMilliseconds = queryTimeoutMilliseconds
+        self.schemas = schemas
         _ = try pool.withConnection { try PostgresSchema.migrate($0) }
         cacheInvalidation = try CacheInvalidation(url: pool.url, invalidate: invalidate)
     }
@@ -59,7 +63,10 @@ final class PostgresEngine: StorageEngine {
     func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
         do {
             return try pool.withConnection { connection in
-                try connection.transaction(.repeatableReadOnly) { connection in
+                // Noted before the snapshot begins (at the transaction's first statement), as `SQLiteEngine.read` does.
+                connection.readerSchemas = (schemas, schemas.currentGeneration)
+                defer { connection.readerSchemas = nil }
+                return try connection.transaction(.repeatableReadOnly) { connection in
                     if queryTimeoutMilliseconds > 0 {
                         try connection.execute("SET LOCAL statement_timeout = \(queryTimeoutMilliseconds)")
                     }

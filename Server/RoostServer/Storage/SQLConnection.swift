@@ -39,6 +39,7 @@ final class WriteState {
     /// Set by `schemaChanged()`: the readers' `SchemaCache` is invalidated after commit.
     var changedSchema = false
     /// Set by a write to the trigger webhooks (`HookStore`): other nodes drop their `TriggerHookCache` (`CacheInvalidation`).
+    /// Reset by `PostgresEngine` for each transaction (unused on SQLite, where `HookRoutes` drops the one cache).
     var changedHooks = false
     /// A serialization failure or deadlock a savepoint caught (`inSavepoint`): its caller answers the item, but the
     /// whole transaction must run again (`PostgresEngine.write` throws it after the body), or the item got a 500.

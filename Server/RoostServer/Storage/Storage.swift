@@ -59,7 +59,8 @@ public final class Storage: Sendable {
     public init(databaseURL: String, poolSize: Int, queryTimeout: Double = 5) throws {
         queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
         // Another node's write dropped what this node cached of it (`CacheInvalidation`).
-        engine = try PostgresEngine(url: databaseURL, poolSize: poolSize, queryTimeoutMilliseconds: queryTimeoutMilliseconds) {
+        engine = try PostgresEngine(url: databaseURL, poolSize: poolSize, queryTimeoutMilliseconds: queryTimeoutMilliseconds,
+                                    schemas: schemas) {
             [sessions, schemas, triggerHooks] changed in
             if changed.contains(.sessions) { sessions.invalidate() }
             if changed.contains(.schemas) { schemas.invalidate() }

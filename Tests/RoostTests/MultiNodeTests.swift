@@ -112,14 +112,14 @@ import Testing
         let cluster = try NodeCluster(nodes: 3)
         let started = Date()
         let killAt = 1.0, stopAt = 3.0
-        let results = await withTaskGroup(of: [(status: Int, id: String?, at: Double)].self) { group in
+        let results = await withTaskGroup(of: [(status: Int, id: String?, at: Double, node: String?)].self) { group in
             for writer in 0..<6 {
                 group.addTask {
-                    var mine: [(status: Int, id: String?, at: Double)] = []
+                    var mine: [(status: Int, id: String?, at: Double, node: String?)] = []
                     var n = 0
                     while Date().timeIntervalSince(started) < stopAt {
                         let reply = await RawReply.send("POST", cluster.url, "classes/Load", json: ["writer": .number(Double(writer)), "n": .number(Double(n))])
-                        mine.append((reply.status, reply.json["objectId"]?.stringValue, Date().timeIntervalSince(started)))
+                        mine.append((reply.status, reply.json["objectId"]?.stringValue, Date().timeIntervalSince(started), reply.headers["x-roost-node"]))
                         n += 1
                     }
                     return mine
@@ -130,7 +130,7 @@ import Testing
                 cluster.nodes[1].kill()
                 return []
             }
-            var all: [(status: Int, id: String?, at: Double)] = []
+            var all: [(status: Int, id: String?, at: Double, node: String?)] = []
             for await part in group { all += part }
             return all
         }
@@ -138,7 +138,9 @@ import Testing
         let failed = results.filter { $0.status != 201 }
         #expect(failed.allSatisfy { $0.status == 502 || $0.status == 0 }, "\(failed.map(\.status))")
         #expect(results.filter { $0.status == 201 && $0.at > killAt + 0.5 }.count > 20)  // The others carry on.
-        print("MultiNodeTests: \(acknowledged.count) creates acknowledged, \(failed.count) failed around the kill")
+        let byKilled = results.filter { $0.status == 201 && $0.node == "127.0.0.1:\(cluster.nodes[1].port)" }.count
+        #expect(byKilled > 10, "the killed node acknowledged \(byKilled) creates before it died")
+        print("MultiNodeTests: \(acknowledged.count) creates acknowledged (\(byKilled) by the killed node), \(failed.count) failed around the kill")
 
         let stored = await RawReply.send("GET", cluster.url, "classes/Load", query: ["limit": "100000", "keys": "objectId"], master: true)
         let storedIds = Set(stored.json["results"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? [])

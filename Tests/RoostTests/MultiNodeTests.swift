@@ -86,8 +86,10 @@ import Testing
             #expect(creates.filter { $0.status == 201 }.count == 1, "\(creates.map { ($0.status, $0.json) })")
             let winner = creates[0].status == 201 ? "Number" : "String"
 
-            async let fromA = RawReply.send("PUT", a, "schemas/\(className)", json: ["className": .string(className), "fields": ["fromA": ["type": "String"]]], master: true)
-            async let fromB = RawReply.send("PUT", b, "schemas/\(className)", json: ["className": .string(className), "fields": ["fromB": ["type": "Number"]]], master: true)
+            let addA: JSON = ["className": .string(className), "fields": ["fromA": ["type": "String"]]]
+            let addB: JSON = ["className": .string(className), "fields": ["fromB": ["type": "Number"]]]
+            async let fromA = RawReply.send("PUT", a, "schemas/\(className)", json: addA, master: true)
+            async let fromB = RawReply.send("PUT", b, "schemas/\(className)", json: addB, master: true)
             let updates = await [fromA, fromB]
             #expect(updates.allSatisfy { $0.status == 200 }, "\(updates.map { ($0.status, $0.json) })")
 
@@ -118,8 +120,10 @@ import Testing
                     var mine: [(status: Int, id: String?, at: Double, node: String?)] = []
                     var n = 0
                     while Date().timeIntervalSince(started) < stopAt {
-                        let reply = await RawReply.send("POST", cluster.url, "classes/Load", json: ["writer": .number(Double(writer)), "n": .number(Double(n))])
-                        mine.append((reply.status, reply.json["objectId"]?.stringValue, Date().timeIntervalSince(started), reply.headers["x-roost-node"]))
+                        let reply = await RawReply.send("POST", cluster.url, "classes/Load",
+                                                        json: ["writer": .number(Double(writer)), "n": .number(Double(n))])
+                        mine.append((reply.status, reply.json["objectId"]?.stringValue, Date().timeIntervalSince(started),
+                                     reply.headers["x-roost-node"]))
                         n += 1
                     }
                     return mine

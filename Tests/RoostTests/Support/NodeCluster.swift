@@ -21,8 +21,14 @@ final class NodeCluster: @unchecked Sendable {
         try Self.psql(try PostgresTestCluster.url(), "CREATE DATABASE \(database)")
         let databaseURL = try PostgresTestCluster.url(database: database)
         self.databaseURL = databaseURL
-        nodes = try (0..<count).map { _ in try ServerProcess(arguments: ["--database-url", databaseURL]) }
-        balancer = try LoadBalancer(upstreamPorts: nodes.map(\.port))
+        do {
+            let nodes = try (0..<count).map { _ in try ServerProcess(arguments: ["--database-url", databaseURL]) }
+            self.nodes = nodes
+            balancer = try LoadBalancer(upstreamPorts: nodes.map(\.port))
+        } catch {  // deinit will not run: the database goes now.
+            _ = try? Self.psql(try PostgresTestCluster.url(), "DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+            throw error
+        }
     }
 
     deinit {

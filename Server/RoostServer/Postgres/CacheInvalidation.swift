@@ -117,6 +117,10 @@ final class CacheInvalidation: @unchecked Sendable {  // `connection`: made in i
     }
 
     private static func listening(_ url: PostgresURL) throws -> PostgresConnection {
+        // TCP keepalives: a listener whose network path died (no FIN, no RST) notices within ~25 s, not the
+        // kernel's ~2 h, and reconnects; until then it cannot know what changed. (Not used on a Unix socket.)
+        let url = url.defaulting("keepalives_idle", to: "10").defaulting("keepalives_interval", to: "5")
+            .defaulting("keepalives_count", to: "3")
         let connection = try PostgresConnection(url: url)
         try connection.query("SELECT set_config('application_name', $1, false)", [.text(applicationName + String(getpid()))])
         try connection.listen(channel)

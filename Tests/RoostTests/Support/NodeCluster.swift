@@ -58,7 +58,8 @@ struct RawReply {
     var code: Int? { json["code"]?.numberValue.map { Int($0) } }
 
     static func send(_ method: String, _ url: URL, _ path: String, json: JSON? = nil, query: [String: String] = [:],
-                     token: String? = nil, master: Bool = false, session: URLSession = .shared) async -> RawReply {
+                     token: String? = nil, master: Bool = false, headers extra: [String: String] = [:],
+                     session: URLSession = .shared) async -> RawReply {
         var components = URLComponents(url: url.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         if !query.isEmpty { components.queryItems = query.map { URLQueryItem(name: $0.key, value: $0.value) } }
         var request = URLRequest(url: components.url!, timeoutInterval: 10)
@@ -66,6 +67,7 @@ struct RawReply {
         request.setValue(ServerProcess.applicationId, forHTTPHeaderField: "X-Parse-Application-Id")
         if master { request.setValue("sdk-master-key", forHTTPHeaderField: "X-Parse-Master-Key") }
         if let token { request.setValue(token, forHTTPHeaderField: "X-Parse-Session-Token") }
+        for (name, value) in extra { request.setValue(value, forHTTPHeaderField: name) }
         if let json {
             request.httpBody = Data(json.encoded())
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -288,6 +288,15 @@ import Testing
         #expect(encoded.value("user") == "us@er" && encoded.value("password") == "p:ss" && encoded.value("host") == "::1")
         #expect(encoded.value("port") == "6543" && encoded.value("dbname") == "my db" && encoded.value("application_name") == "roost")
     }
+
+    /// What the cache listener sets (TCP keepalives) is a default: a URL that sets it keeps its own value.
+    @Test func aDefaultedOptionYieldsToTheURLs() throws {
+        let own = try PostgresURL("postgres://u@h/db?keepalives_idle=60").defaulting("keepalives_idle", to: "10")
+        #expect(own.value("keepalives_idle") == "60")
+        let defaulted = try PostgresURL(url).defaulting("keepalives_idle", to: "10")
+        #expect(defaulted.value("keepalives_idle") == "10")
+        #expect(try PostgresConnection(url: defaulted).query("SELECT 1 AS one")[0].int("one") == 1)  // libpq takes it.
+    }
 }
 
 /// A value shared between test threads behind a lock (a connection handed to one other thread at a time, results).

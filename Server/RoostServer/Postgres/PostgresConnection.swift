@@ -28,6 +28,8 @@ public final class PostgresConnection {
     var lastChangedRows = 0
     /// What the current write transaction did (see `Storage.write`).
     let writeState = WriteState()
+    /// Inside `PostgresEngine.read`: the node's schema cache and the generation the transaction's snapshot belongs to.
+    var readerSchemas: (cache: SchemaCache, generation: UInt64)?
 
     private struct PreparedStatement {
         let name: String

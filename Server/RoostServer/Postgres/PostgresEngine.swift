@@ -9,14 +9,23 @@ import RoostCore
 final class PostgresEngine: StorageEngine {
     private let pool: PostgresPool
     private let queryTimeoutMilliseconds: UInt64
+    /// Decoded schemas for the reads, dropped after a schema change commits here (`Storage.write`) or on another
+    /// node (`CacheInvalidation`).
+    private let schemas: SchemaCache
+    /// Tells the other nodes what a write changed of what they cache, and drops what theirs changed here.
+    private let cacheInvalidation: CacheInvalidation
     /// How many times a write runs before its serialization failure reaches the client (as a 500 with code 1).
     static let writeAttempts = 20
 
     /// Connects, and brings the database's tables up to date (`PostgresSchema`, safe when nodes start together).
-    init(url: String, poolSize: Int, queryTimeoutMilliseconds: UInt64) throws {
+    /// - Parameter invalidate: drops what another node's committed write changed of this node's caches.
+    init(url: String, poolSize: Int, queryTimeoutMilliseconds: UInt64, schemas: SchemaCache,
+         invalidate: @escaping @Sendable (CachedState) -> Void) throws {
         pool = try PostgresPool(url: url, size: poolSize)
         self.queryTimeoutMilliseconds = queryTimeoutMilliseconds
+        self.schemas = schemas
         _ = try pool.withConnection { try PostgresSchema.migrate($0) }
+        cacheInvalidation = try CacheInvalidation(url: pool.url, invalidate: invalidate)
     }
 
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
@@ -28,7 +37,13 @@ final class PostgresEngine: StorageEngine {
                     state.schemaCache.removeAll()
                     state.objectChanges.removeAll()
                     state.rollbackProofWrites.removeAll()
-                    return try body(connection)
+                    state.changedHooks = false
+                    state.retryableFailure = nil
+                    let result = try body(connection)
+                    // A batch item's savepoint caught a serialization failure: the whole batch runs again.
+                    if let failure = state.retryableFailure { throw failure }
+                    try cacheInvalidation.announce(state, on: connection)  // Delivered at the commit.
+                    return result
                 }
             } catch {
                 // What `survivingRollback` kept is written again, in a transaction of its own.
@@ -51,7 +66,10 @@ final class PostgresEngine: StorageEngine {
     func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
         do {
             return try pool.withConnection { connection in
-                try connection.transaction(.repeatableReadOnly, settings: readSettings) { try body($0) }
+                // Noted before the snapshot begins (at the transaction's first statement), as `SQLiteEngine.read` does.
+                connection.readerSchemas = (schemas, schemas.currentGeneration)
+                defer { connection.readerSchemas = nil }
+                return try connection.transaction(.repeatableReadOnly, settings: readSettings) { try body($0) }
             }
         } catch let error as PostgresError where error.isInterrupted {
             throw ParseError(.timeout, "The query took longer than the time limit (--query-timeout)")
@@ -70,5 +88,8 @@ final class PostgresEngine: StorageEngine {
     /// Statements in progress end at their `statement_timeout`; new reads cannot start once the pool closes.
     func interruptReads() {}
 
-    func close() throws { pool.close() }
+    func close() throws {
+        cacheInvalidation.stop()
+        pool.close()
+    }
 }

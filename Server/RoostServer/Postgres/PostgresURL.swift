@@ -74,6 +74,14 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
 
     public func value(_ key: String) -> String? { parameters.last { $0.key == key }?.value }
 
+    /// The same URL with `key` set to `value`, unless the URL sets it itself (then the operator's choice stands).
+    public func defaulting(_ key: String, to value: String) -> PostgresURL {
+        guard self.value(key) == nil else { return self }
+        return PostgresURL(parameters: parameters + [(key, value)])
+    }
+
+    private init(parameters: [(key: String, value: String)]) { self.parameters = parameters }
+
     /// `user@host:port/database` (or the socket directory as the host): how errors and logs name the server.
     public var redacted: String {
         let user = value("user").map { $0 + "@" } ?? ""

@@ -51,6 +51,7 @@ enum HookStore {
     static func delete(_ target: Hook.Target, in db: any SQLConnection) throws {
         let (condition, arguments) = match(target)
         try db.execute("DELETE FROM _hooks WHERE \(condition)", arguments)
+        if case .trigger = target { db.writeState.changedHooks = true }  // Functions are not cached.
     }
 
     private static func match(_ target: Hook.Target) -> (String, [SQLValue]) {

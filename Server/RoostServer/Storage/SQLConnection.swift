@@ -38,6 +38,12 @@ final class WriteState {
     var changedAuthentication = false
     /// Set by `schemaChanged()`: the readers' `SchemaCache` is invalidated after commit.
     var changedSchema = false
+    /// Set by a write to the trigger webhooks (`HookStore`): other nodes drop their `TriggerHookCache` (`CacheInvalidation`).
+    /// Reset by `PostgresEngine` for each transaction (unused on SQLite, where `HookRoutes` drops the one cache).
+    var changedHooks = false
+    /// A serialization failure or deadlock a savepoint caught (`inSavepoint`): its caller answers the item, but the
+    /// whole transaction must run again (`PostgresEngine.write` throws it after the body), or the item got a 500.
+    var retryableFailure: (any Error)?
     /// Set by a write that queued a mail (`MailOutbox`): the sender is woken once it has committed.
     var queuedMail = false
     /// LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
@@ -101,6 +107,7 @@ extension SQLConnection {
             try execute("RELEASE SAVEPOINT request")
             return result
         } catch {
+            if let failure = error as? PostgresError, failure.isRetryable { writeState.retryableFailure = failure }
             writeState.schemaCache.removeAll()
             writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
             writeState.afterCommit.removeSubrange(min(actionsAfterCommit, writeState.afterCommit.count)...)

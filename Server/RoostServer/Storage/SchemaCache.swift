@@ -4,7 +4,8 @@ import Foundation
 /// again (one statement and a JSON decode per request; ~3 % of a get-by-id's CPU, measured).
 ///
 /// The writer keeps its own cache (`SQLiteConnection.schemaCache`). Here, a write that changed a
-/// schema invalidates everything after it commits (`Storage.write`). A read transaction notes the
+/// schema invalidates everything after it commits (`Storage.write`); on PostgreSQL, so does one that
+/// committed on another node, once its notification arrives (`CacheInvalidation`). A read transaction notes the
 /// generation before its snapshot begins (`Storage.read`) and only uses or stores entries of that
 /// generation: a snapshot from before a schema change never sees a newer schema, and never stores
 /// its older one as current.

@@ -9,7 +9,7 @@ enum SchemaStore {
         let connection = db as? SQLiteConnection
         let writer = connection.flatMap { $0.isReadOnly ? nil : $0 }
         if let cached = writer?.schemaCache[className] { return cached }
-        let shared = connection?.readerSchemas
+        let shared = connection?.readerSchemas ?? (db as? PostgresConnection)?.readerSchemas
         if let shared, let cached = shared.cache.lookup(className, generation: shared.generation) { return cached }
         let schema = try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
             .first.map(decode)

@@ -58,7 +58,14 @@ public final class Storage: Sendable {
     /// its tables up to date; `poolSize` connections at most.
     public init(databaseURL: String, poolSize: Int, queryTimeout: Double = 5) throws {
         queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
-        engine = try PostgresEngine(url: databaseURL, poolSize: poolSize, queryTimeoutMilliseconds: queryTimeoutMilliseconds)
+        // Another node's write dropped what this node cached of it (`CacheInvalidation`).
+        engine = try PostgresEngine(url: databaseURL, poolSize: poolSize, queryTimeoutMilliseconds: queryTimeoutMilliseconds,
+                                    schemas: schemas) {
+            [sessions, schemas, triggerHooks] changed in
+            if changed.contains(.sessions) { sessions.invalidate() }
+            if changed.contains(.schemas) { schemas.invalidate() }
+            if changed.contains(.hooks) { triggerHooks.invalidate() }
+        }
     }
 
     /// Whether LiveQuery can be fed (`observeCommits`): not yet on PostgreSQL.

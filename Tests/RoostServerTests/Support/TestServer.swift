@@ -18,6 +18,8 @@ final class TestServer: @unchecked Sendable {
     let logFile: URL
     /// The server's PostgreSQL database, in the PostgreSQL pass.
     let postgres: PostgresScratchDatabase?
+    /// Whether the database goes with this server (not with a node started `sharingDatabaseWith` another).
+    private let ownsDatabase: Bool
     /// Its own session, closed with the server (the shared one would keep a socket per server).
     let session = URLSession(configuration: .ephemeral)
     var baseURL: String { "http://127.0.0.1:\(port)/parse" }
@@ -27,14 +29,23 @@ final class TestServer: @unchecked Sendable {
     ///   - arguments: extra flags, e.g. `["--no-allow-client-class-creation"]`.
     ///   - environment: extra environment variables, e.g. `["ROOST_PIN_THREADS": "no"]`.
     ///   - onPostgres: serve from a PostgreSQL database of its own (default: in the PostgreSQL pass only).
+    ///   - sharingDatabaseWith: another node on `other`'s PostgreSQL database (a data directory of its own); the
+    ///     database is dropped with `other`.
     init(arguments: [String] = [], environment: [String: String] = [:], dataDirectory: URL? = nil,
-         onPostgres: Bool = TestServer.onPostgres) throws {
+         onPostgres: Bool = TestServer.onPostgres, sharingDatabaseWith other: TestServer? = nil) throws {
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("roost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
         logFile = self.dataDirectory.appendingPathComponent("server.log")
 
-        postgres = onPostgres ? try TestServer.database(for: self.dataDirectory) : nil
+        if let other {
+            guard let shared = other.postgres else { throw TestServerError.exited(output: "only a PostgreSQL database is shared") }
+            postgres = shared
+            ownsDatabase = false
+        } else {
+            postgres = onPostgres ? try TestServer.database(for: self.dataDirectory) : nil
+            ownsDatabase = true
+        }
         let databaseArguments = postgres.map { ["--database-url", $0.url] } ?? []
         let output = try ChildProcess.makePipe()
         defer { close(output.read) }  // The server prints nothing after its "listening" line.
@@ -61,7 +72,7 @@ final class TestServer: @unchecked Sendable {
     deinit {
         stop()
         try? FileManager.default.removeItem(at: dataDirectory)
-        postgres?.drop()
+        if ownsDatabase { postgres?.drop() }
     }
 
     /// The PostgreSQL database of a data directory: a server started again on the directory (a restart) finds

@@ -64,6 +64,13 @@ final class ServerProcess: @unchecked Sendable {
         process = nil
     }
 
+    /// SIGKILL: the process ends at once, mid-request, nothing flushed or closed.
+    func kill() {
+        process?.kill(signal: SIGKILL)
+        _ = process?.waitUntilExit()
+        process = nil
+    }
+
     /// A client of this server with its own storage directory (one "device").
     func makeClient(storage: URL? = nil, requestTimeout: TimeInterval = 5) throws -> RoostClient {
         let directory = storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-device-\(UUID().uuidString)")

@@ -51,6 +51,12 @@ final class TestServer: @unchecked Sendable {
         port = found
     }
 
+    /// A second node on `first`'s PostgreSQL database: a data directory of its own, the same app and data.
+    convenience init(sharingDatabaseOf first: TestServer, arguments: [String] = []) throws {
+        guard let database = first.postgres else { throw TestServerError.unexpected(0, "the first server is not on PostgreSQL") }
+        try self.init(arguments: ["--database-url", database.url] + arguments, onPostgres: false)
+    }
+
     /// Sends SIGTERM and waits for the process to exit; returns its exit status.
     @discardableResult
     func stop() -> Int32 {

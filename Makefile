@@ -19,7 +19,7 @@ serve: release
 # (aiosmtpd, installed from PyPI into .build/smtp-venv) and fill in the password reset form in headless Chromium.
 # Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load.
-TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests|PostgresNotificationTests|AutoIndexTests|ParseLiveQuerySpecTests|LiveQueryTextIndexTests|PostgresRowStreamingTests|LiveQuerySessionTests|PostgresSchemaTests|PostgresNodesTests|MultiNodeTests
+TIMED_SUITES = HostileConnectionTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests|PostgresNotificationTests|AutoIndexTests|ParseLiveQuerySpecTests|LiveQueryTextIndexTests|PostgresRowStreamingTests|LiveQuerySessionTests|PostgresSchemaTests|PostgresNodesTests|MultiNodeTests|PostgresFileMemoryTests
 
 # The suites run inside a throwaway PostgreSQL cluster (scripts/postgres-cluster.sh run: ROOST_TEST_POSTGRES_URL is set
 # for them, and the cluster is stopped and deleted afterwards, also when a suite fails).
@@ -30,8 +30,9 @@ test:
 
 # The end-to-end suites that pass with every test server on PostgreSQL (ROOST_TEST_DATABASE=postgres: a fresh database
 # each, `--database-url`), run again that way in three groups (each server holds a small connection pool; one group at a
-# time stays within the test cluster's connections). Not yet on PostgreSQL: LiveQuery, automatic indexes,
-# export/import/backup, EXPLAIN tests, and tests that read the SQLite file (see README, PostgreSQL).
+# time stays within the test cluster's connections). Not yet on PostgreSQL: LiveQuery,
+# TransferCommandTests (SQLite's data directory; PostgresTransferTests and PostgresFileTests, in the first pass, move apps
+# between both and serve files from two nodes), EXPLAIN tests, and tests that read the SQLite file (see README, PostgreSQL).
 POSTGRES_SUITES_1 = ObjectsTests|TextSearchTests|QueryTests|QueryOperatorTests|QueryOptionTests|QueryInjectionTests|SubqueryTests|SubqueryPermissionTests|IncludeTests|RelationTests|GeoQueryTests|NumberRangeTests|HiddenFieldQueryTests|CountAndGetPermissionTests|ObjectACLTests|RoleAndClassPermissionTests|BadInputTests|BadNameTests|ProtocolTests|ReplyCachingTests
 POSTGRES_SUITES_2 = UserTests|AnonymousUserTests|SessionTests|SessionEditTests|AccountAndAdminRouteTests|AccountPagesTests|BatchTests|IdempotencyTests|SchemaTests|SchemaIndexTests|ConfigAndUnpoweredRouteTests|HookTests|FileTests|FileExtensionTests|InstallationTests|AggregationTests|AggregationPushdownTests
 POSTGRES_SUITES_3 = ParseACLSpecTests|ParseQueryFullTextSearchSpecTests|ParseAPISpecTests|ParseFileSpecTests|ParseGeoPointSpecTests|ParseObjectSpecTests|ParsePolygonSpecTests|ParseRoleSpecTests|PointerPermissionsSpecTests|ProtectedFieldsSpecTests|RestSpecTests|RestQuerySpecTests|BatchSpecTests|EmailVerificationTokenSpecTests|AccountLockoutPolicySpecTests|IdempotencySpecTests|ParseGlobalConfigSpecTests|ParseHooksSpecTests|ParseInstallationSpecTests|ParseQuerySpecTests|ParseRelationSpecTests|ParseSessionSpecTests|ParseUserSpecTests|ParseQueryAggregateSpecTests|SchemasSpecTests|ValidationAndPasswordsResetSpecTests|PasswordPolicySpecTests

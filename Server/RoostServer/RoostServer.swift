@@ -13,7 +13,7 @@ import Synchronization
 public final class RoostServer: @unchecked Sendable {
     public let config: ServerConfig
     let storage: Storage
-    let files: FileStore
+    let files: any FileStorage
     let fileExtensions: FileExtensionPolicy
     let logger: Logger
     private var router = Router()
@@ -46,7 +46,7 @@ public final class RoostServer: @unchecked Sendable {
         // Parse creates `_User` and `_Role` at start: `GET /schemas` lists them before any user or role exists.
         // Best effort: a full disk must not keep the server from starting (the first sign-up creates them then).
         _ = try? storage.write { db in (try UserStore.schema(in: db), try RoleStore.schema(in: db)) }
-        files = try FileStore(dataDirectory: config.dataDirectory)
+        files = try storage.databaseFileStorage() ?? FileStore(dataDirectory: config.dataDirectory)
         fileExtensions = try FileExtensionPolicy(config.fileExtensions)
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
         SessionRoutes.register(in: &router)

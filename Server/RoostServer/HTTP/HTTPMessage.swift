@@ -95,10 +95,26 @@ public struct HTTPResponse: Sendable {
     /// Switch protocols: the status must be 101; once the answer's headers are sent, the socket is handed
     /// to this function (on the connection's thread, which it must not hold).
     public var upgrade: (@Sendable (UpgradedConnection) -> Void)?
+    /// A body read piece by piece while it is sent, instead of `body` (a file kept in the database: never whole in memory).
+    public var stream: HTTPBodyStream?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+}
+
+/// A response body of a known length, produced a piece at a time as the connection can take it.
+public struct HTTPBodyStream: Sendable {
+    /// Bytes in all (the Content-Length).
+    public let count: Int
+    /// The bytes from `offset` (counted from the body's start): at least one, at most `maximum`. Called on the
+    /// connection's thread, in order; throwing ends the connection (the client sees a body cut short).
+    public let read: @Sendable (_ offset: Int, _ maximum: Int) throws -> [UInt8]
+
+    public init(count: Int, read: @escaping @Sendable (_ offset: Int, _ maximum: Int) throws -> [UInt8]) {
+        self.count = count
+        self.read = read
     }
 }

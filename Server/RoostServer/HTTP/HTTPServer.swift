@@ -239,9 +239,16 @@ public final class HTTPServer: @unchecked Sendable {
     fileprivate func send(_ response: HTTPResponse, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
         if response.dropsConnection { return MHD_Result.NO }  // MHD closes the connection unanswered.
         if let upgrade = response.upgrade { state.upgrade = upgrade }
-        let mhdResponse = response.upgrade != nil
-            ? MHD_create_response_for_upgrade(upgradeHandler, nil)
-            : response.body.withUnsafeBytes { raw in roost_mhd_copied_response(raw.count, raw.baseAddress) }
+        let mhdResponse: OpaquePointer?
+        if response.upgrade != nil {
+            mhdResponse = MHD_create_response_for_upgrade(upgradeHandler, nil)
+        } else if let stream = response.stream, stream.count > 0 {
+            let reader = Unmanaged.passRetained(StreamReader(stream)).toOpaque()
+            mhdResponse = MHD_create_response_from_callback(UInt64(stream.count), StreamReader.blockBytes, readStream, reader, streamFinished)
+            if mhdResponse == nil { Unmanaged<StreamReader>.fromOpaque(reader).release() }
+        } else {
+            mhdResponse = response.body.withUnsafeBytes { raw in roost_mhd_copied_response(raw.count, raw.baseAddress) }
+        }
         guard let mhdResponse else { return MHD_Result.NO }
         // The response's own first: MHD wants an upgrade's `Connection` header at the head of the list.
         for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
@@ -496,4 +503,31 @@ private let upgradeHandler: MHD_UpgradeHandler = { _, _, requestContext, extra, 
     let gate = server.gate
     let address = open.address, daemon = open.daemon
     upgrade(UpgradedConnection(socket: own, leftover: leftover, release: { gate.release(address, daemon: daemon) }))
+}
+
+/// An `HTTPBodyStream` behind MHD's content-reader callback (MHD_create_response_from_callback): MHD asks for the
+/// next piece when the socket can take it, into a buffer of `blockBytes`, and frees the reader with the response.
+private final class StreamReader {
+    /// MHD's buffer per streamed response (its `block_size`), the most one `read` is asked for.
+    static let blockBytes = 64 * 1024
+    let stream: HTTPBodyStream
+
+    init(_ stream: HTTPBodyStream) { self.stream = stream }
+}
+
+private let readStream: MHD_ContentReaderCallback = { cls, position, buffer, maximum in
+    guard let cls, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    let stream = Unmanaged<StreamReader>.fromOpaque(cls).takeUnretainedValue().stream
+    let offset = Int(position)
+    guard offset < stream.count else { return -1 }  // MHD_CONTENT_READER_END_OF_STREAM
+    guard let bytes = try? stream.read(offset, min(maximum, stream.count - offset)), !bytes.isEmpty, bytes.count <= maximum else {
+        return -2  // The connection is closed: the client sees fewer bytes than the Content-Length it was promised.
+    }
+    bytes.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    return bytes.count
+}
+
+private let streamFinished: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<StreamReader>.fromOpaque(cls).release()
 }

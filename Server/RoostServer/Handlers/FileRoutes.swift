@@ -10,7 +10,7 @@ import RoostCore
 extension RoostServer {
     func handleFile(_ request: HTTPRequest, segments: [String]) throws -> HTTPResponse {
         switch (request.method, segments.count) {
-        case ("GET", 3): return download(request, applicationId: segments[1], name: segments[2])
+        case ("GET", 3): return try download(request, applicationId: segments[1], name: segments[2])
         // Metadata needs a files adapter that keeps it; Parse answers `{}` for adapters without.
         case ("GET", 4) where segments[2] == "metadata": return encode(APIResponse(body: [:]))
         case ("POST", 1): throw ParseError(.invalidFileName, "Filename not provided.")
@@ -55,11 +55,11 @@ extension RoostServer {
         return response
     }
 
-    private func download(_ request: HTTPRequest, applicationId: String, name: String) -> HTTPResponse {
+    private func download(_ request: HTTPRequest, applicationId: String, name: String) throws -> HTTPResponse {
         guard applicationId == config.applicationId else {
             return encode(APIResponse(status: 403, body: ParseError(.operationForbidden, "Invalid application ID.").json))
         }
-        guard let file = files.read(name) else {
+        guard let file = try files.read(name) else {
             return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Array("File not found.".utf8))
         }
         // A stored name's bytes never change (an upload always gets a new name): caches may keep them.
@@ -69,18 +69,18 @@ extension RoostServer {
             return HTTPResponse(status: 304, headers: validators)
         }
         let headers = FileStore.servingHeaders(of: name) + validators
-        if let range = FileRange(header: request.headers["range"], size: file.bytes.count) {
-            return HTTPResponse(status: 206, headers: headers + [("Accept-Ranges", "bytes"), ("Content-Range", range.contentRange)],
-                                body: Array(file.bytes[range.start..<range.end]))
+        if let range = FileRange(header: request.headers["range"], size: file.size) {
+            return file.response(status: 206, headers: headers + [("Accept-Ranges", "bytes"), ("Content-Range", range.contentRange)],
+                                 range: range.start..<range.end)
         }
-        return HTTPResponse(status: 200, headers: headers, body: Array(file.bytes))
+        return file.response(status: 200, headers: headers, range: 0..<file.size)
     }
 
     private func deleteFile(_ request: HTTPRequest, name: String) throws -> HTTPResponse {
         guard try Credentials(headers: request.headers).authorize(config, clientAddress: request.clientAddress) else {
             throw APIError.masterKeyRequired
         }
-        guard files.delete(name) else { throw ParseError(.fileDeleteError, "Could not delete file.") }
+        guard try files.delete(name) else { throw ParseError(.fileDeleteError, "Could not delete file.") }
         return HTTPResponse(status: 200)
     }
 

@@ -167,7 +167,8 @@ extension PostgresConnection: SQLQuerying {
             lengths.append(Int32(bytes?.count ?? 0))
             guard let bytes else { return nil }
             let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count + 1)
-            for (index, byte) in bytes.enumerated() { buffer[index] = CChar(bitPattern: byte) }
+            // One copy, not a loop: a debug build copied a 256 KB file chunk byte by byte at ~100 ns each.
+            bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(buffer).copyMemory(from: $0) }
             buffer[bytes.count] = 0
             return buffer
         }

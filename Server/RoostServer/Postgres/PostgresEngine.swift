@@ -7,7 +7,8 @@ import RoostCore
 /// write), and serializable transactions keep that reasoning true with many writers, on one node or several.
 /// Every read is one REPEATABLE READ READ ONLY transaction: one snapshot, as on SQLite.
 final class PostgresEngine: StorageEngine {
-    private let pool: PostgresPool
+    /// Also lent to `PostgresFileStore`: file chunks are read and written outside the stores' transactions.
+    let pool: PostgresPool
     private let queryTimeoutMilliseconds: UInt64
     /// Decoded schemas for the reads, dropped after a schema change commits here (`Storage.write`) or on another
     /// node (`CacheInvalidation`).

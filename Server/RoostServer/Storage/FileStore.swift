@@ -1,8 +1,8 @@
 import Foundation
 
-/// Uploaded files, one per file in `<data dir>/files`, named as Parse names them:
+/// Uploaded files on SQLite, one per file in `<data dir>/files`, named as Parse names them:
 /// 32 random hex characters, `_`, the name the client gave.
-final class FileStore: Sendable {
+final class FileStore: FileStorage {
     let directory: String
 
     init(dataDirectory: String) throws {
@@ -10,33 +10,22 @@ final class FileStore: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    /// Stores `bytes` under a new unique name and returns it. The file appears whole or not at all.
     func save(_ bytes: [UInt8], name: String) throws -> String {
         let stored = try SecureRandom.hex(16) + "_" + name
         try Data(bytes).write(to: URL(fileURLWithPath: path(stored)), options: .atomic)
         return stored
     }
 
-    /// A stored file's bytes and when it was written.
-    struct Contents {
-        let bytes: Data
-        let modifiedSeconds: Int
-        /// Its validator for conditional GETs: a stored name's bytes never change, so size and write time
-        /// tell one version from another (a file restored from a backup under the same name included).
-        let etag: String
-    }
-
-    /// A stored file, `nil` when there is none by that name.
-    func read(_ name: String) -> Contents? {
+    func read(_ name: String) -> StoredFile? {
         guard FileStore.isValidName(name) else { return nil }
         var info = stat()
         guard stat(path(name), &info) == 0, let bytes = FileManager.default.contents(atPath: path(name)) else { return nil }
         let modified = info.st_mtim
-        return Contents(bytes: bytes, modifiedSeconds: Int(modified.tv_sec),
-                        etag: "\"\(String(info.st_size, radix: 16))-\(String(modified.tv_sec, radix: 16))\(String(modified.tv_nsec, radix: 16))\"")
+        return StoredFile(size: bytes.count, modifiedSeconds: Int(modified.tv_sec),
+                          etag: "\"\(String(info.st_size, radix: 16))-\(String(modified.tv_sec, radix: 16))\(String(modified.tv_nsec, radix: 16))\"",
+                          content: .bytes(bytes))
     }
 
-    /// Returns whether a file was removed.
     func delete(_ name: String) -> Bool {
         guard FileStore.isValidName(name) else { return false }
         return (try? FileManager.default.removeItem(atPath: path(name))) != nil

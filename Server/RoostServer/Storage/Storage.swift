@@ -68,6 +68,11 @@ public final class Storage: Sendable {
         }
     }
 
+    /// Where uploaded files go: the database on PostgreSQL (every node serves them); nil on SQLite (`FileStore`, on disk).
+    func databaseFileStorage() -> (any FileStorage)? {
+        (engine as? PostgresEngine).map { PostgresFileStore(pool: $0.pool) }
+    }
+
     /// Whether LiveQuery can be fed (`observeCommits`): not yet on PostgreSQL.
     var feedsLiveQuery: Bool { engine.feedsLiveQuery }
 

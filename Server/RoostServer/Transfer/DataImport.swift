@@ -1,36 +1,65 @@
 import Foundation
 import RoostCore
 
-/// `roost import FILE`: loads an export (`DataExport`'s JSON lines) into a data directory that holds no
-/// app yet. The database part is one transaction: an import that fails (a bad line, a file cut short)
-/// leaves the database as it was, and the files it had written are removed.
+/// `roost import FILE`: loads an export (`DataExport`'s JSON lines) into a data directory, or a PostgreSQL database,
+/// that holds no app yet. It is all or nothing: the database part is one transaction, so an import that fails (a bad
+/// line, a file cut short) leaves the database as it was; on SQLite the files it had written are removed, on
+/// PostgreSQL they are rows of the same transaction.
 public enum DataImport {
     /// Imports `path` (`-` for standard input) into `dataDirectory`; returns how many records of each type.
     public static func run(from path: String, into dataDirectory: String) throws -> [String: Int] {
+        try run(from: path, into: .sqlite(dataDirectory: dataDirectory))
+    }
+
+    /// Imports `path` (`-` for standard input) into `backend`; returns how many records of each type.
+    public static func run(from path: String, into backend: TransferBackend) throws -> [String: Int] {
         let lines = try LineReader(path: path)
-        let db = try TransferDatabase.open(dataDirectory: dataDirectory, readOnly: false)
-        let files = FileWriter(directory: dataDirectory + "/files")
-        do {
-            let counts = try db.inTransaction(immediate: true) {
-                try checkEmpty(db, dataDirectory: dataDirectory)
-                var importer = Importer(db: db, files: files, source: path)
-                try importer.load(lines)
-                try ChangeLog.startNewHistory(after: importer.liveQueryHead, in: db)
-                return importer.counts
+        switch backend {
+        case .sqlite(let dataDirectory):
+            let db = try TransferDatabase.open(dataDirectory: dataDirectory, readOnly: false)
+            let files = FileWriter(directory: dataDirectory + "/files")
+            do {
+                let counts = try db.inTransaction(immediate: true) {
+                    let stored = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/files")) ?? []
+                    try checkEmpty(db, place: "the data directory \(dataDirectory)", holdsFiles: stored.contains(where: FileStore.isValidName),
+                                   advice: "import into a new, empty data directory")
+                    return try load(lines, source: path, into: db, files: files)
+                }
+                try db.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false)
+                return counts
+            } catch {
+                files.discard()
+                throw error
             }
-            try files.finish()
-            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)", cacheable: false)
-            return counts
-        } catch {
-            files.discard()
-            throw error
+        case .postgres(let url):
+            let db = try TransferBackend.openPostgres(url)
+            return try db.transaction(.readCommitted) { db in
+                // Held to the commit: a node starting meanwhile (it migrates under this lock) finds the whole app, and
+                // a second import waits, then finds this one's.
+                try db.query("SELECT pg_advisory_xact_lock($1)", [.int(PostgresSchema.lockKey)])
+                let holdsFiles = try db.query("SELECT 1 FROM _file LIMIT 1").count > 0
+                try checkEmpty(db, place: "the database \(db.endpoint)", holdsFiles: holdsFiles,
+                               advice: "import into a new, empty database (createdb)")
+                let counts = try load(lines, source: path, into: db, files: PostgresImportedFiles(db: db))
+                try restartIdentities(in: db)
+                return counts
+            }
         }
     }
 
-    /// Importing over an app would mix two apps' users and objects: only an empty data directory takes one
-    /// (one a server has started on is empty while it holds no object: the system classes it made have no rows).
-    private static func checkEmpty(_ db: SQLiteConnection, dataDirectory: String) throws {
-        let refusal = TransferError("the data directory \(dataDirectory) already holds an app; import into a new, empty data directory")
+    /// Reads every record into `db` inside its transaction, files included; returns the counts.
+    private static func load(_ lines: LineReader, source: String, into db: any SQLConnection, files: any ImportedFiles) throws -> [String: Int] {
+        var importer = Importer(db: db, files: files, source: source)
+        try importer.load(lines)
+        try files.finish()
+        try ChangeLog.startNewHistory(after: importer.liveQueryHead, in: db)
+        return importer.counts
+    }
+
+    /// Importing over an app would mix two apps' users and objects: only an empty place takes one (one a server
+    /// has started on is empty while it holds no object: the system classes it made have no rows).
+    private static func checkEmpty(_ db: any SQLQuerying, place: String, holdsFiles: Bool, advice: String) throws {
+        let refusal = TransferError("\(place) already holds an app; \(advice)")
         for table in ["_password", "_session", "_config", "_hooks", "_join"]
         where try !db.fetchRows("SELECT 1 FROM \(table) LIMIT 1", [], cacheable: false).isEmpty {
             throw refusal
@@ -40,17 +69,30 @@ public enum DataImport {
                   try db.fetchRows("SELECT 1 FROM \(schema.tableName) LIMIT 1", [], cacheable: false).isEmpty
             else { throw refusal }
         }
-        let stored = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/files")) ?? []
-        if stored.contains(where: FileStore.isValidName) {
-            throw TransferError("the data directory \(dataDirectory) already holds files; import into a new, empty data directory")
+        if holdsFiles { throw TransferError("\(place) already holds files; \(advice)") }
+    }
+
+    /// Moves every identity column's sequence past the largest value stored in it: rows given an explicit value (an
+    /// import's) do not advance it, and the next default would collide with them.
+    private static func restartIdentities(in db: PostgresConnection) throws {
+        let columns = try db.query("""
+            SELECT table_name, column_name FROM information_schema.columns
+            WHERE table_schema = current_schema() AND is_identity = 'YES'
+            """)
+        for index in 0..<columns.count {
+            guard let table = try columns[index].string(0), let column = try columns[index].string(1) else { continue }
+            let quotedTable = PostgresConnection.quoteIdentifier(table), quotedColumn = PostgresConnection.quoteIdentifier(column)
+            try db.query("""
+                SELECT setval(pg_get_serial_sequence($1, $2), max(\(quotedColumn))) FROM \(quotedTable) HAVING max(\(quotedColumn)) IS NOT NULL
+                """, [.text(quotedTable), .text(column)])
         }
     }
 }
 
 /// One import's state: the classes created so far and what was read.
 private struct Importer {
-    let db: SQLiteConnection
-    let files: FileWriter
+    let db: any SQLConnection
+    let files: any ImportedFiles
     let source: String
     var counts: [String: Int] = [:]
     var schemas: [String: ClassSchema] = [:]
@@ -59,7 +101,7 @@ private struct Importer {
     /// The exporting database's LiveQuery head (0 for an export without one).
     var liveQueryHead: Int64 = 0
 
-    init(db: SQLiteConnection, files: FileWriter, source: String) {
+    init(db: any SQLConnection, files: any ImportedFiles, source: String) {
         self.db = db
         self.files = files
         self.source = source
@@ -256,8 +298,39 @@ private struct Importer {
     }
 }
 
-/// The files of an import, each written under a temporary name and renamed once whole.
-private final class FileWriter {
+/// Where an import's files go, one at a time: `begin`, its bytes by `append`, and the next `begin` or `finish`
+/// ends it.
+private protocol ImportedFiles: AnyObject {
+    /// The file being written.
+    var current: String? { get }
+    func begin(_ name: String) throws
+    func append(_ bytes: Data) throws
+    func finish() throws
+}
+
+/// The files of an import into PostgreSQL: rows of the import's transaction (`PostgresFileWriter`).
+private final class PostgresImportedFiles: ImportedFiles {
+    let db: PostgresConnection
+    private var writer: PostgresFileWriter?
+    var current: String? { writer?.name }
+
+    init(db: PostgresConnection) { self.db = db }
+
+    func begin(_ name: String) throws {
+        try finish()
+        writer = try PostgresFileWriter(name: name, in: db)
+    }
+
+    func append(_ bytes: Data) throws { try writer?.append([UInt8](bytes)[...]) }
+
+    func finish() throws {
+        try writer?.finish()
+        writer = nil
+    }
+}
+
+/// The files of an import into a data directory, each written under a temporary name and renamed once whole.
+private final class FileWriter: ImportedFiles {
     let directory: String
     private(set) var current: String?
     private var handle: FileHandle?

@@ -39,26 +39,38 @@ struct StateTable {
     func forEachRecord(in db: some SQLQuerying, pageSize: Int, _ body: ([String: JSON]) throws -> Void) throws {
         let selected = (readsKeySeparately ? [key] : []) + columns.map(\.name)
         let keyIndex = selected.firstIndex(of: key)!
+        if db.dialect == .postgres {
+            // One streamed statement (single-row mode), text keys in bytewise order as on SQLite.
+            let order = keyIsInteger ? key : key + " COLLATE \"C\""
+            try db.forEachRow("SELECT \(selected.joined(separator: ", ")) FROM \(table) ORDER BY \(order)", [], cacheable: false) { row in
+                try body(record(readsKeySeparately ? Array(row.dropFirst()) : row))
+            }
+            return
+        }
         var after: SQLValue = keyIsInteger ? .integer(.min) : .text("")
         while true {
             let rows = try db.fetchRows("SELECT \(selected.joined(separator: ", ")) FROM \(table) WHERE \(key) > ? ORDER BY \(key) LIMIT \(pageSize)",
                                         [after], cacheable: false)
             for row in rows {
-                let values = readsKeySeparately ? Array(row.dropFirst()) : row
-                var members: [String: JSON] = [:]
-                for (column, value) in zip(columns, values) {
-                    switch value {
-                    case .text(let text): members[column.name] = .string(text)
-                    case .integer(let number): members[column.name] = .number(Double(number))
-                    case .real(let number): members[column.name] = .number(number)
-                    case .null: members[column.name] = .null
-                    }
-                }
-                try body(members)
+                try body(record(readsKeySeparately ? Array(row.dropFirst()) : row))
             }
             guard rows.count == pageSize, let last = rows.last?[keyIndex] else { return }
             after = last
         }
+    }
+
+    /// A row's export record members.
+    private func record(_ values: [SQLValue]) -> [String: JSON] {
+        var members: [String: JSON] = [:]
+        for (column, value) in zip(columns, values) {
+            switch value {
+            case .text(let text): members[column.name] = .string(text)
+            case .integer(let number): members[column.name] = .number(Double(number))
+            case .real(let number): members[column.name] = .number(number)
+            case .null: members[column.name] = .null
+            }
+        }
+        return members
     }
 
     /// Inserts one record's row. - Throws: a description of the member at fault.

@@ -35,6 +35,9 @@ final class RecordingServer: @unchecked Sendable {
         server = try TestServer(arguments: arguments, environment: environment, dataDirectory: dataDirectory)
     }
 
+    /// Records the requests to a server started otherwise (on a given database).
+    init(server: TestServer) { self.server = server }
+
     /// `TestServer.request`, with `token` sent as `X-Parse-Session-Token`; the response is recorded.
     @discardableResult
     func send(_ method: String, _ path: String, json: JSON? = nil, token: String? = nil, master: Bool = false,

@@ -1,5 +1,6 @@
 import Foundation
 import RoostCore
+import Synchronization
 
 /// PostgreSQL under `Storage` (`roost serve --database-url postgres://...`): a pool of connections shared by the
 /// request threads. Every write is one SERIALIZABLE transaction, run again from the start when PostgreSQL reports
@@ -9,6 +10,9 @@ import RoostCore
 final class PostgresEngine: StorageEngine {
     private let pool: PostgresPool
     private let queryTimeoutMilliseconds: UInt64
+    /// LiveQuery's: which classes' writes are recorded (set once, by `observeCommits`), and the feed of every node's commits.
+    private let recording = Mutex<(@Sendable (String) -> Bool)?>(nil)
+    private let feed = Mutex<PostgresChangeFeed?>(nil)
     /// How many times a write runs before its serialization failure reaches the client (as a 500 with code 1).
     static let writeAttempts = 20
 
@@ -20,15 +24,21 @@ final class PostgresEngine: StorageEngine {
     }
 
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try pool.withConnection { connection in
+        let records = recording.withLock { $0 }
+        return try pool.withConnection { connection in
             let state = connection.writeState
+            state.changeRecorder = records.map { ChangeRecorder(head: 0, logs: true, records: $0, numbersAtCommit: true) }
             do {
                 return try connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
                     // Another connection or node may have changed a schema since this one last wrote.
                     state.schemaCache.removeAll()
                     state.objectChanges.removeAll()
                     state.rollbackProofWrites.removeAll()
-                    return try body(connection)
+                    let value = try body(connection)
+                    // Last: numbering takes the lock that orders commits with changes (`PostgresChangeLog`).
+                    try PostgresChangeLog.append(state.objectChanges, in: connection)
+                    state.objectChanges.removeAll()  // Every node's feed hands them on, this one's too.
+                    return value
                 }
             } catch {
                 // What `survivingRollback` kept is written again, in a transaction of its own.
@@ -60,17 +70,27 @@ final class PostgresEngine: StorageEngine {
         }
     }
 
-    /// LiveQuery needs every node's commits in one order per class (a sequence taken at commit, delivered
-    /// through NOTIFY); until that is built, a PostgreSQL server runs without it and says so at start.
-    var feedsLiveQuery: Bool { false }
+    var feedsLiveQuery: Bool { true }
 
+    /// Every node's commits reach `onCommit` through the shared change log (`PostgresChangeLog`, `PostgresChangeFeed`),
+    /// which is always written here: it is how changes travel between nodes (`logging` only decides resumes).
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
-                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
-        throw StorageError.unavailable("LiveQuery is not available on PostgreSQL yet")
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void,
+                        onLoss: @escaping @Sendable (Int64) -> Void) throws -> Int64 {
+        let head = try pool.withConnection { db in
+            try PostgresChangeLog.begin(unrecorded: { $0.filter { !records($0) } }, in: db)
+        }
+        recording.withLock { $0 = records }
+        let started = PostgresChangeFeed(url: pool.url, after: head, deliver: onCommit, lost: onLoss)
+        feed.withLock { $0 = started }
+        return head
     }
 
     /// Statements in progress end at their `statement_timeout`; new reads cannot start once the pool closes.
     func interruptReads() {}
 
-    func close() throws { pool.close() }
+    func close() throws {
+        feed.withLock { $0 }?.stop()
+        pool.close()
+    }
 }

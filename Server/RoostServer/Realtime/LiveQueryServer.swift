@@ -90,9 +90,9 @@ final class LiveQueryServer: @unchecked Sendable {
         })
     }
 
-    /// Sets the change log's head before any change is published.
+    /// Sets the change log's head (a change published already keeps it where it is).
     func begin(at head: Int64) {
-        live.withLock { $0.head = head }
+        live.withLock { $0.head = max($0.head, head) }
     }
 
     /// Where socket `id` connected from.
@@ -158,9 +158,13 @@ final class LiveQueryServer: @unchecked Sendable {
     /// Whether the writer records `className`'s writes (called for every object write): with the change log,
     /// every live class's; without, only those of classes someone subscribes to.
     func records(_ className: String) -> Bool {
-        guard settings.classes?.contains(className) ?? true else { return false }
+        guard isLive(className) else { return false }
         return settings.logsChanges || live.withLock { $0.subscriptions[className] != nil }
     }
+
+    /// Whether `className` is a live class (`--live-query-classes`). On PostgreSQL every live class's writes are
+    /// recorded: subscribers may be on any node.
+    func isLive(_ className: String) -> Bool { settings.classes?.contains(className) ?? true }
 
     /// Sends the events of one commit's changes (called on the writer's thread, in commit order, `seq` order within).
     func publish(_ changes: [ObjectChange]) {
@@ -174,7 +178,15 @@ final class LiveQueryServer: @unchecked Sendable {
         }
     }
 
-    /// Closes every socket (1001) and ends the worker.
+    /// Changes up to `seq` will never be published (PostgreSQL: the shared log was trimmed before this node read them).
+    /// Every client is closed with 1011 to resume: its resume then answers `resumed: false` where it missed something.
+    func lost(through seq: Int64) {
+        live.withLock { $0.head = max($0.head, seq) }
+        worker.submit { [self] in
+            for id in Array(clients.keys) { closeForResume(id) }
+        }
+    }
+
     /// Closes every socket (1001); nothing is sent after this.
     func closeSockets() { hub.stop() }
 
@@ -282,6 +294,10 @@ final class LiveQueryServer: @unchecked Sendable {
                                           address: addresses.withLock { clientAddresses[id]?.counted ?? nil })
                 extra["resumed"] = .bool(missed != nil)
                 replay = missed ?? []
+                if missed != nil, since > head {  // Ahead of this node's feed (see `missedEvents`): the rest comes live.
+                    subscription.deliveredThrough = since
+                    extra["seq"] = .number(Double(since))
+                }
             }
             if let replaced = client.subscriptions.updateValue(subscription, forKey: subscribe.requestId) { forget([replaced]) }
             send(client.message("subscribed", requestId: subscribe.requestId, extra: extra), to: id)

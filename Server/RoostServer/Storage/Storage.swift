@@ -61,23 +61,32 @@ public final class Storage: Sendable {
         engine = try PostgresEngine(url: databaseURL, poolSize: poolSize, queryTimeoutMilliseconds: queryTimeoutMilliseconds)
     }
 
-    /// Whether LiveQuery can be fed (`observeCommits`): not yet on PostgreSQL.
+    /// Whether LiveQuery can be fed (`observeCommits`).
     var feedsLiveQuery: Bool { engine.feedsLiveQuery }
 
+    /// Whether other nodes write to this database too (PostgreSQL): LiveQuery records every live class's writes then,
+    /// since their subscribers may be on any node.
+    var isShared: Bool { engine is PostgresEngine }
+
     /// LiveQuery's hook: object writes of the classes `records` names are numbered, appended to the change log
-    /// when `logging`, and handed to `onCommit` once committed, in commit order (see `WriteQueue.observeCommits`).
+    /// when `logging`, and handed to `onCommit` once committed, in commit order (see `WriteQueue.observeCommits`;
+    /// on PostgreSQL every node's commits, see `PostgresChangeFeed`). `onLoss` hears of changes that cannot be handed
+    /// on (PostgreSQL only: the log was trimmed before this node read it), up to a `seq`.
     /// With the log, classes already stored that are not recorded get a trim mark (their changes are not logged).
     /// Set once, before serving. Returns the log's head: the last `seq` given out.
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
-                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
-        try engine.observeCommits(logging: logging, records: records, onCommit: onCommit)
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void,
+                        onLoss: @escaping @Sendable (Int64) -> Void) throws -> Int64 {
+        try engine.observeCommits(logging: logging, records: records, onCommit: onCommit, onLoss: onLoss)
     }
 
     /// Trims the change log to `windowSeconds` and `maxChanges` (see `ChangeLog.trim`); returns how many were dropped.
     @discardableResult
     func trimChangeLog(windowSeconds: Int, maxChanges: Int) throws -> Int {
         try write { db in
-            guard let head = db.writeState.changeRecorder?.head else { return 0 }
+            guard let recorder = db.writeState.changeRecorder else { return 0 }
+            // On PostgreSQL the numbers are the database's (`PostgresChangeLog`): the head is the log's.
+            let head = recorder.numbersAtCommit ? try ChangeLog.head(in: db) : recorder.head
             return try ChangeLog.trim(head: head, windowMilliseconds: Int64(windowSeconds) * 1000, maxChanges: Int64(maxChanges),
                                       now: Int64(Date().timeIntervalSince1970 * 1000), in: db)
         }

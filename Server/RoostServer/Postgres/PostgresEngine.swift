@@ -34,7 +34,9 @@ final class PostgresEngine: StorageEngine {
                     state.schemaCache.removeAll()
                     state.objectChanges.removeAll()
                     state.rollbackProofWrites.removeAll()
+                    state.mustRunAgain = nil
                     let value = try body(connection)
+                    if let failure = state.mustRunAgain { throw failure }  // Caught by a savepoint: see `WriteState`.
                     // Last: numbering takes the lock that orders commits with changes (`PostgresChangeLog`).
                     try PostgresChangeLog.append(state.objectChanges, in: connection)
                     state.objectChanges.removeAll()  // Every node's feed hands them on, this one's too.

@@ -46,6 +46,9 @@ final class WriteState {
     var objectChanges: [ObjectChange] = []
     /// Writes made with `survivingRollback` in the current transaction, made again after a rollback.
     var rollbackProofWrites: [(any SQLConnection) throws -> Void] = []
+    /// PostgreSQL: a serialization failure or deadlock a savepoint caught (one request of a group, one batch item).
+    /// It is the transaction's, not the request's: the whole transaction runs again (`PostgresEngine.write`).
+    var mustRunAgain: (any Error)?
     /// The writer's decoded `_schema` rows by class name. Only the writer changes `_schema`, so its
     /// view is always current; `SchemaStore` clears this on every schema change, and any rollback
     /// clears it too. Read-only connections never use it (their snapshots move with other commits).
@@ -93,6 +96,7 @@ extension SQLConnection {
             try execute("RELEASE SAVEPOINT request")
             return result
         } catch {
+            if let failure = error as? PostgresError, failure.sqlState?.isRetryable == true { writeState.mustRunAgain = failure }
             writeState.schemaCache.removeAll()
             writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
             try? execute("ROLLBACK TO SAVEPOINT request")

@@ -18,6 +18,8 @@ final class TestServer: @unchecked Sendable {
     let logFile: URL
     /// The server's PostgreSQL database, in the PostgreSQL pass.
     let postgres: PostgresScratchDatabase?
+    /// Whether `postgres` goes with this server (not when it is another node's, `init(nodeOf:)`).
+    private let ownsDatabase: Bool
     /// Its own session, closed with the server (the shared one would keep a socket per server).
     let session = URLSession(configuration: .ephemeral)
     var baseURL: String { "http://127.0.0.1:\(port)/parse" }
@@ -27,14 +29,16 @@ final class TestServer: @unchecked Sendable {
     ///   - arguments: extra flags, e.g. `["--no-allow-client-class-creation"]`.
     ///   - environment: extra environment variables, e.g. `["ROOST_PIN_THREADS": "no"]`.
     ///   - onPostgres: serve from a PostgreSQL database of its own (default: in the PostgreSQL pass only).
+    ///   - sharing: another node's database to serve from (it stays that server's, dropped with it).
     init(arguments: [String] = [], environment: [String: String] = [:], dataDirectory: URL? = nil,
-         onPostgres: Bool = TestServer.onPostgres) throws {
+         onPostgres: Bool = TestServer.onPostgres, sharing: PostgresScratchDatabase? = nil) throws {
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("roost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
         logFile = self.dataDirectory.appendingPathComponent("server.log")
 
-        postgres = onPostgres ? try TestServer.database(for: self.dataDirectory) : nil
+        ownsDatabase = sharing == nil
+        postgres = try sharing ?? (onPostgres ? TestServer.database(for: self.dataDirectory) : nil)
         let databaseArguments = postgres.map { ["--database-url", $0.url] } ?? []
         let output = try ChildProcess.makePipe()
         defer { close(output.read) }  // The server prints nothing after its "listening" line.
@@ -61,7 +65,13 @@ final class TestServer: @unchecked Sendable {
     deinit {
         stop()
         try? FileManager.default.removeItem(at: dataDirectory)
-        postgres?.drop()
+        if ownsDatabase { postgres?.drop() }
+    }
+
+    /// A second node: another server (its own port and data directory) on `first`'s PostgreSQL database.
+    convenience init(nodeOf first: TestServer, arguments: [String] = []) throws {
+        guard let database = first.postgres else { throw TestServerError.exited(output: "a second node needs a PostgreSQL database") }
+        try self.init(arguments: arguments, sharing: database)
     }
 
     /// The PostgreSQL database of a data directory: a server started again on the directory (a restart) finds

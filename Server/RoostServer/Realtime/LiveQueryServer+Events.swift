@@ -126,11 +126,7 @@ extension LiveQueryServer {
                       address: CountedAddress) -> [JSON]? {
         guard settings.logsChanges, replayBudgets.allows(address, at: OpenConnection.now()) else { return nil }
         let found = try? storage.read { db in
-            var through = head
-            // PostgreSQL: a client coming from another node can be ahead of this node's feed, by the feed's lag. What it
-            // saw is committed (the log's head is past it), and what comes after reaches it live.
-            if since > head, storage.isShared, since <= (try ChangeLog.head(in: db)) { through = since }
-            return try ChangeLog.changes(of: subscription.className, after: since, through: through, limit: settings.maxReplayChanges, in: db)
+            try ChangeLog.changes(of: subscription.className, after: since, through: head, limit: settings.maxReplayChanges, in: db)
         }
         guard let changes = found ?? nil else { return nil }
         replayBudgets.charge(changes.count, to: address, at: OpenConnection.now())

@@ -282,10 +282,14 @@ final class LiveQueryServer: @unchecked Sendable {
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)
             try matcher.checkSubscription(subscription, isMaster: client.hasMasterKey)
             // Live from here: every change after `head` comes to this thread after this job (see `LiveState`).
-            let head = live.withLock { state in
+            var head = live.withLock { state in
                 state.subscriptions[subscription.className, default: 0] += 1
                 return state.head
             }
+            // PostgreSQL: this node's feed lags the commits (of every node) by a moment; a subscription starts at what the
+            // database has committed, as on SQLite, where a write's reply waits for its changes to be published. The
+            // changes in between reach this thread later, after this job, and are skipped (`deliveredThrough`).
+            if storage.isShared, let committed = try? storage.read({ try ChangeLog.head(in: $0) }) { head = max(head, committed) }
             subscription.deliveredThrough = head
             var extra: [String: JSON] = ["seq": .number(Double(head))]
             var replay: [JSON] = []
@@ -294,10 +298,6 @@ final class LiveQueryServer: @unchecked Sendable {
                                           address: addresses.withLock { clientAddresses[id]?.counted ?? nil })
                 extra["resumed"] = .bool(missed != nil)
                 replay = missed ?? []
-                if missed != nil, since > head {  // Ahead of this node's feed (see `missedEvents`): the rest comes live.
-                    subscription.deliveredThrough = since
-                    extra["seq"] = .number(Double(since))
-                }
             }
             if let replaced = client.subscriptions.updateValue(subscription, forKey: subscribe.requestId) { forget([replaced]) }
             send(client.message("subscribed", requestId: subscribe.requestId, extra: extra), to: id)

@@ -116,4 +116,30 @@ import Testing
         let live = try await events(1, from: resumed)
         #expect(live.map { [$0[0], $0[2]] } == [["update", 11]] && (live.first?[3].numberValue ?? 0) > (seqs.last ?? 0), "\(live)")
     }
+
+    /// A node whose feed fell behind the log's trimming (stopped with SIGSTOP while the other node wrote and trimmed to the
+    /// last 10 changes) cannot hand on what was dropped: it closes its subscribers with 1011, their resume answers
+    /// `resumed: false`, and live events go on.
+    @Test func aNodeThatFellBehindTheTrimmedLogSendsItsClientsToRefresh() async throws {
+        let a = try TestServer(arguments: ["--live-query-replay-events", "10"], onPostgres: true)
+        let b = try TestServer(nodeOf: a, arguments: ["--live-query-replay-events", "10"])
+        let (onB, _) = try await subscribed(b)
+        _ = try await a.create("Tally", ["n": 0])
+        let since = try #require(try await events(1, from: onB).first?[3].numberValue.map { Int64($0) })
+        kill(b.process.pid, SIGSTOP)
+        for n in 1...30 { _ = try await a.create("Tally", ["n": JSON.number(Double(n))]) }
+        let db = try #require(a.postgres).connect()
+        var trimmed: Int64 = 0
+        for _ in 0..<50 where trimmed <= since {
+            try await Task.sleep(for: .milliseconds(100))
+            trimmed = Int64(try db.query("SELECT seq FROM _live_trim WHERE className = '#log'").rows.first.flatMap { try $0.int(0) } ?? 0)
+        }
+        kill(b.process.pid, SIGCONT)
+        #expect(trimmed > since, "node A trimmed the log past node B's feed")
+        #expect(try await onB.closeCode() == 1011)
+        let (resumed, answer) = try await subscribed(b, since: since)
+        #expect(answer["resumed"] == false, "\(answer)")
+        _ = try await a.create("Tally", ["n": 100])
+        #expect(try await events(1, from: resumed).first?[2] == 100)
+    }
 }

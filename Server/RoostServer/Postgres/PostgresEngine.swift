@@ -7,6 +7,8 @@ import Synchronization
 /// a serialization failure or a deadlock: the stores were written for SQLite's single writer (read, decide,
 /// write), and serializable transactions keep that reasoning true with many writers, on one node or several.
 /// Every read is one REPEATABLE READ READ ONLY transaction: one snapshot, as on SQLite.
+/// LiveQuery: a write's recorded changes are numbered and logged last in its transaction (`PostgresChangeLog`), and
+/// every node's `PostgresChangeFeed` hands every node's commits to its LiveQuery server.
 final class PostgresEngine: StorageEngine {
     private let pool: PostgresPool
     private let queryTimeoutMilliseconds: UInt64

@@ -52,6 +52,7 @@ public final class Storage: Sendable {
         queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
         engine = try SQLiteEngine(path: path, walCatchUpFrames: walCatchUpFrames, walIdleDelay: walIdleDelay,
                                   schemas: schemas, queryTimeoutMilliseconds: queryTimeoutMilliseconds)
+        isShared = false
     }
 
     /// Opens the PostgreSQL database at `databaseURL` (`postgres://user:password@host:port/database`) and brings
@@ -59,6 +60,7 @@ public final class Storage: Sendable {
     public init(databaseURL: String, poolSize: Int, queryTimeout: Double = 5) throws {
         queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
         engine = try PostgresEngine(url: databaseURL, poolSize: poolSize, queryTimeoutMilliseconds: queryTimeoutMilliseconds)
+        isShared = true
     }
 
     /// Whether LiveQuery can be fed (`observeCommits`).
@@ -66,7 +68,7 @@ public final class Storage: Sendable {
 
     /// Whether other nodes write to this database too (PostgreSQL): LiveQuery records every live class's writes then,
     /// since their subscribers may be on any node.
-    var isShared: Bool { engine is PostgresEngine }
+    let isShared: Bool
 
     /// LiveQuery's hook: object writes of the classes `records` names are numbered, appended to the change log
     /// when `logging`, and handed to `onCommit` once committed, in commit order (see `WriteQueue.observeCommits`;

@@ -142,4 +142,28 @@ import Testing
         _ = try await a.create("Tally", ["n": 100])
         #expect(try await events(1, from: resumed).first?[2] == 100)
     }
+
+    /// The feeds' sessions are ended (as by a PostgreSQL restart or a proxy dropping connections) before three writes:
+    /// the notifications sent meanwhile are lost, and the feeds reconnect and read the log again, so the events still
+    /// come, in order, on both nodes.
+    @Test func eventsSurviveTheFeedsLosingTheirConnections() async throws {
+        let a = try TestServer(onPostgres: true)
+        let b = try TestServer(nodeOf: a)
+        let (onA, _) = try await subscribed(a)
+        let (onB, _) = try await subscribed(b)
+        let id = try await a.create("Tally", ["n": 0])
+        let admin = try #require(a.postgres).connect()
+        let ended = try admin.query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'roost live feed' "
+                                    + "AND datname = current_database()")
+        #expect(try ended.rows.first?.int(0) == 2, "both feeds' connections")
+        // Written while the feeds are reconnecting (they wait a second first).
+        for n in 1...3 {
+            let answer = try await (n % 2 == 0 ? a : b).update("Tally", id, ["n": JSON.number(Double(n))])
+            #expect(answer.status == 200, "\(answer.text)")
+        }
+        for socket in [onA, onB] {
+            let seen = try await events(4, from: socket)
+            #expect(seen.map { [$0[0], $0[2]] } == [["create", 0], ["update", 1], ["update", 2], ["update", 3]], "\(seen)")
+        }
+    }
 }

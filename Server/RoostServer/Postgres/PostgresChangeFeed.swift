@@ -15,6 +15,8 @@ final class PostgresChangeFeed: Sendable {
     static let pollInterval = 1.0
     /// The most changes one read hands on.
     static let batch = 1_000
+    /// The feed's connection's `application_name`.
+    static let applicationName = "roost live feed"
 
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -65,6 +67,7 @@ final class PostgresChangeFeed: Sendable {
             do {
                 guard let db = connection else {
                     let db = try PostgresConnection(url: url)
+                    try db.execute("SET application_name = '\(Self.applicationName)'")  // Named in pg_stat_activity.
                     try db.listen(PostgresChangeLog.channel)
                     connection = db
                     try readLog(db)  // What was committed while the feed was not listening.

@@ -103,7 +103,7 @@ public final class RoostServer: @unchecked Sendable {
             matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger), storage: storage,
             authenticate: { [unowned self] token in try authenticate(token) })
         // On PostgreSQL the log carries every node's changes to every other, so it is written even without resumes
-        // (`--live-query-replay-events 0`), and then kept to the last 10,000.
+        // (`liveQueryReplayEvents` 0, for benchmarks), and then kept to the last 10,000.
         let shared = storage.isShared
         let records: @Sendable (String) -> Bool = { shared ? live.isLive($0) : live.records($0) }
         let head = try storage.observeCommits(logging: config.liveQueryReplayEvents > 0, records: records,

@@ -10,6 +10,9 @@ import Synchronization
 /// committed skips nothing. A notification can be lost (the connection broke, the node was busy reconnecting): the
 /// feed reads the log again on every reconnect and every `pollInterval`. A feed so far behind that the log was
 /// trimmed past it (`PostgresChangeLog.trimmedMark`) reports the loss to `lost` and goes on after it.
+///
+/// It holds its connection only while the node has subscribers (`follow`, `unfollow`): a node nobody subscribes to
+/// needs no one's changes, and a connection per idle node would count against the database's `max_connections`.
 final class PostgresChangeFeed: Sendable {
     /// How often the log is read without a notification.
     static let pollInterval = 1.0
@@ -20,6 +23,9 @@ final class PostgresChangeFeed: Sendable {
 
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// Whether the node has subscribers, and where a feed that was idle starts (`follow`).
+    private let wanted = Mutex<(following: Bool, start: Int64?)>((false, nil))
+    private let wakeUp = DispatchSemaphore(value: 0)
 
     /// Starts the thread.
     /// - Parameters:
@@ -36,9 +42,22 @@ final class PostgresChangeFeed: Sendable {
         thread.start()
     }
 
+    /// The node has subscribers again: changes after `head` are handed on (a feed still reading goes on from where it is:
+    /// the changes before `head` it hands on are not new to anyone, who subscribed at `head` or later).
+    func follow(after head: Int64) {
+        wanted.withLock { $0 = (true, head) }
+        wakeUp.signal()
+    }
+
+    /// The node has no subscribers: the feed lets its connection go until `follow`.
+    func unfollow() {
+        wanted.withLock { $0 = (false, nil) }
+    }
+
     /// Ends the thread (within a quarter of a second, or the time a read in progress takes).
     func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        wakeUp.signal()
         _ = finished.wait(timeout: .now() + 10)
     }
 
@@ -64,6 +83,16 @@ final class PostgresChangeFeed: Sendable {
             }
         }
         while !stopping.load(ordering: .relaxed) {
+            let (following, start) = wanted.withLock { wanted in
+                defer { wanted.start = nil }
+                return wanted
+            }
+            guard following else {
+                connection = nil
+                _ = wakeUp.wait(timeout: .now() + 0.25)
+                continue
+            }
+            if let start, connection == nil { last = start }  // Was idle: from where the first new subscriber starts.
             do {
                 guard let db = connection else {
                     let db = try PostgresConnection(url: url)

@@ -90,6 +90,10 @@ final class PostgresEngine: StorageEngine {
         return head
     }
 
+    func followCommits(after head: Int64) { feed.withLock { $0 }?.follow(after: head) }
+
+    func unfollowCommits() { feed.withLock { $0 }?.unfollow() }
+
     /// Statements in progress end at their `statement_timeout`; new reads cannot start once the pool closes.
     func interruptReads() {}
 

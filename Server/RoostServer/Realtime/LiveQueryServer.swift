@@ -282,14 +282,17 @@ final class LiveQueryServer: @unchecked Sendable {
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)
             try matcher.checkSubscription(subscription, isMaster: client.hasMasterKey)
             // Live from here: every change after `head` comes to this thread after this job (see `LiveState`).
-            var head = live.withLock { state in
-                state.subscriptions[subscription.className, default: 0] += 1
-                return state.head
+            var (head, isFirst) = live.withLock { state in
+                defer { state.subscriptions[subscription.className, default: 0] += 1 }
+                return (state.head, state.subscriptions.isEmpty)
             }
-            // PostgreSQL: this node's feed lags the commits (of every node) by a moment; a subscription starts at what the
-            // database has committed, as on SQLite, where a write's reply waits for its changes to be published. The
-            // changes in between reach this thread later, after this job, and are skipped (`deliveredThrough`).
-            if storage.isShared, let committed = try? storage.read({ try ChangeLog.head(in: $0) }) { head = max(head, committed) }
+            if storage.isShared {
+                // PostgreSQL: this node's feed lags the commits (of every node) by a moment, or is idle; a subscription
+                // starts at what the database has committed, as on SQLite, where a write's reply waits for its changes to
+                // be published. Changes in between reach this thread after this job and are skipped (`deliveredThrough`).
+                if let committed = try? storage.read({ try ChangeLog.head(in: $0) }) { head = max(head, committed) }
+                if isFirst { storage.followCommits(after: head) }
+            }
             subscription.deliveredThrough = head
             var extra: [String: JSON] = ["seq": .number(Double(head))]
             var replay: [JSON] = []
@@ -322,12 +325,16 @@ final class LiveQueryServer: @unchecked Sendable {
     }
 
     func forget(_ subscriptions: some Sequence<LiveQueryClient.Subscription>) {
-        live.withLock { state in
+        var hadAny = false
+        let noneLeft = live.withLock { state in
             for subscription in subscriptions {
+                hadAny = true
                 let left = state.subscriptions[subscription.className, default: 1] - 1
                 state.subscriptions[subscription.className] = left > 0 ? left : nil
             }
+            return state.subscriptions.isEmpty
         }
+        if hadAny && noneLeft { storage.unfollowCommits() }  // PostgreSQL: the feed rests (see `handleSubscribe`).
     }
 
     /// An error thrown while handling a request: Parse's code with `reconnect: false`, as parse-server sends

@@ -82,6 +82,11 @@ public final class Storage: Sendable {
         try engine.observeCommits(logging: logging, records: records, onCommit: onCommit, onLoss: onLoss)
     }
 
+    /// PostgreSQL: this node has subscribers from `head` on (its feed reads the shared log), or none (the feed lets its
+    /// connection go). Nothing on SQLite.
+    func followCommits(after head: Int64) { engine.followCommits(after: head) }
+    func unfollowCommits() { engine.unfollowCommits() }
+
     /// Trims the change log to `windowSeconds` and `maxChanges` (see `ChangeLog.trim`); returns how many were dropped.
     @discardableResult
     func trimChangeLog(windowSeconds: Int, maxChanges: Int) throws -> Int {

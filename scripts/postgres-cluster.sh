@@ -53,8 +53,9 @@ start() {
     as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 \
         --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
 
-    # Connections: a test group starts ~230 servers at once, each holding a pooled connection or two and its cache
-    # listener (`CacheInvalidation`); 600 was reached (measured peak 603 with the listeners).
+    # Connections: a parallel test group runs some 320 servers at once, each with its pool's connections, its cache
+    # listener (`CacheInvalidation`), its change-log trimmer's and, with subscribers, its LiveQuery feed's (600 was
+    # reached once the listeners came; measured peaks 882).
     local options="-c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir/socket -c max_connections=1200"
     [ "$durable" = "--durable" ] || options+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     local port attempt

@@ -71,11 +71,7 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
     public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
-        if storage.feedsLiveQuery {
-            try startLiveQuery()
-        } else {
-            logger.warning("LiveQuery is not available on PostgreSQL yet: WebSocket upgrades answer 503")
-        }
+        if storage.feedsLiveQuery { try startLiveQuery() }
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
             maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers
@@ -104,12 +100,16 @@ public final class RoostServer: @unchecked Sendable {
                                   closeTimeoutMilliseconds: config.webSocketCloseTimeoutMilliseconds),
             matcher: LiveQueryMatcher(storage: storage, config: config, logger: logger), storage: storage,
             authenticate: { [unowned self] token in try authenticate(token) })
-        let head = try storage.observeCommits(logging: config.liveQueryReplayEvents > 0, records: { live.records($0) },
-                                              onCommit: { live.publish($0) })
+        // On PostgreSQL the log carries every node's changes to every other, so it is written even without resumes
+        // (`liveQueryReplayEvents` 0, for benchmarks), and then kept to the last 10,000.
+        let shared = storage.isShared
+        let records: @Sendable (String) -> Bool = { shared ? live.isLive($0) : live.records($0) }
+        let head = try storage.observeCommits(logging: config.liveQueryReplayEvents > 0, records: records,
+                                              onCommit: { live.publish($0) }, onLoss: { live.lost(through: $0) })
         live.begin(at: head)
-        if config.liveQueryReplayEvents > 0 {
+        if config.liveQueryReplayEvents > 0 || shared {
             changeLogTrimmer = ChangeLogTrimmer(storage: storage, windowSeconds: config.liveQueryReplayWindowSeconds,
-                                                maxChanges: config.liveQueryReplayEvents)
+                                                maxChanges: config.liveQueryReplayEvents > 0 ? config.liveQueryReplayEvents : 10_000)
         }
         liveQuery = live
     }

@@ -6,7 +6,7 @@ import Testing
 /// `PUT /sessions/<id>`, log-out, a password change, a deleted user) is an event like an object write: after the commit,
 /// in commit order, with a `seq` a resume replays. Only the session's user (or the master key) gets it, never a token.
 /// Timed (events within seconds, silence over half a second): listed in the Makefile's TIMED_SUITES.
-@Suite(.enabled(if: !TestServer.onPostgres, "LiveQuery is not fed on PostgreSQL yet"))
+@Suite
 struct LiveQuerySessionTests {
     private static let sessions: JSON = ["className": "_Session", "where": [:]]
 

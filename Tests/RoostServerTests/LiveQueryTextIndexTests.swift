@@ -14,7 +14,8 @@ import Testing
         let server = try TestServer()
         let id = try await server.create("Note", ["body": "plain toast"])
         #expect(text.names(try await text.search(server, "Note", "body", "bagel")) == [])
-        #expect(try text.indexTable(server, "Note", "body") != nil)
+        // SQLite's index table, which the search made (on PostgreSQL a search makes none: declared text indexes only).
+        if !TestServer.onPostgres { #expect(try text.indexTable(server, "Note", "body") != nil) }
         let socket = try LiveSocket(server)
         #expect(try await socket.connect()?["op"] == "connected")
         let subscribed = try await socket.subscribe(1, ["className": "Note", "where": ["body": ["$text": ["$search": ["$term": "bagel"]]]]])

@@ -1,11 +1,14 @@
 import Foundation
 import RoostCore
+import Synchronization
 
 /// PostgreSQL under `Storage` (`roost serve --database-url postgres://...`): a pool of connections shared by the
 /// request threads. Every write is one SERIALIZABLE transaction, run again from the start when PostgreSQL reports
 /// a serialization failure or a deadlock: the stores were written for SQLite's single writer (read, decide,
 /// write), and serializable transactions keep that reasoning true with many writers, on one node or several.
 /// Every read is one REPEATABLE READ READ ONLY transaction: one snapshot, as on SQLite.
+/// LiveQuery: a write's recorded changes are numbered and logged last in its transaction (`PostgresChangeLog`), and
+/// every node's `PostgresChangeFeed` hands every node's commits to its LiveQuery server.
 final class PostgresEngine: StorageEngine {
     /// Also lent to `PostgresFileStore`: file chunks are read and written outside the stores' transactions.
     let pool: PostgresPool
@@ -15,6 +18,9 @@ final class PostgresEngine: StorageEngine {
     private let schemas: SchemaCache
     /// Tells the other nodes what a write changed of what they cache, and drops what theirs changed here.
     private let cacheInvalidation: CacheInvalidation
+    /// LiveQuery's: which classes' writes are recorded (set once, by `observeCommits`), and the feed of every node's commits.
+    private let recording = Mutex<(@Sendable (String) -> Bool)?>(nil)
+    private let feed = Mutex<PostgresChangeFeed?>(nil)
     /// How many times a write runs before its serialization failure reaches the client (as a 500 with code 1).
     static let writeAttempts = 20
 
@@ -30,8 +36,10 @@ final class PostgresEngine: StorageEngine {
     }
 
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try pool.withConnection { connection in
+        let records = recording.withLock { $0 }
+        return try pool.withConnection { connection in
             let state = connection.writeState
+            state.changeRecorder = records.map { ChangeRecorder(head: 0, logs: true, records: $0, numbersAtCommit: true) }
             do {
                 return try connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
                     // Another connection or node may have changed a schema since this one last wrote.
@@ -41,9 +49,12 @@ final class PostgresEngine: StorageEngine {
                     state.changedHooks = false
                     state.retryableFailure = nil
                     let result = try body(connection)
-                    // A batch item's savepoint caught a serialization failure: the whole batch runs again.
+                    // A savepoint caught a serialization failure (a batch item, a grouped request): the whole transaction runs again.
                     if let failure = state.retryableFailure { throw failure }
                     try cacheInvalidation.announce(state, on: connection)  // Delivered at the commit.
+                    // Last: numbering takes the lock that orders commits with changes (`PostgresChangeLog`).
+                    try PostgresChangeLog.append(state.objectChanges, in: connection)
+                    state.objectChanges.removeAll()  // Every node's feed hands them on, this one's too.
                     return result
                 }
             } catch {
@@ -77,20 +88,32 @@ final class PostgresEngine: StorageEngine {
         }
     }
 
-    /// LiveQuery needs every node's commits in one order per class (a sequence taken at commit, delivered
-    /// through NOTIFY); until that is built, a PostgreSQL server runs without it and says so at start.
-    var feedsLiveQuery: Bool { false }
+    var feedsLiveQuery: Bool { true }
 
+    /// Every node's commits reach `onCommit` through the shared change log (`PostgresChangeLog`, `PostgresChangeFeed`),
+    /// which is always written here: it is how changes travel between nodes (`logging` only decides resumes).
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
-                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
-        throw StorageError.unavailable("LiveQuery is not available on PostgreSQL yet")
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void,
+                        onLoss: @escaping @Sendable (Int64) -> Void) throws -> Int64 {
+        let head = try pool.withConnection { db in
+            try PostgresChangeLog.begin(unrecorded: { $0.filter { !records($0) } }, in: db)
+        }
+        recording.withLock { $0 = records }
+        let started = PostgresChangeFeed(url: pool.url, after: head, deliver: onCommit, lost: onLoss)
+        feed.withLock { $0 = started }
+        return head
     }
+
+    func followCommits(after head: Int64) { feed.withLock { $0 }?.follow(after: head) }
+
+    func unfollowCommits() { feed.withLock { $0 }?.unfollow() }
 
     /// Statements in progress end at their `statement_timeout`; new reads cannot start once the pool closes.
     func interruptReads() {}
 
     func close() throws {
         cacheInvalidation.stop()
+        feed.withLock { $0 }?.stop()
         pool.close()
     }
 }

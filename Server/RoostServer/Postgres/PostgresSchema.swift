@@ -22,6 +22,7 @@ enum PostgresSchema {
         Migration(version: 2, name: "internal tables (SQLite v1-v14)", sql: internalTables),
         Migration(version: 3, name: "sessions as objects", sql: sessionObjectsView),
         Migration(version: 4, name: "uploaded files in chunks", sql: PostgresFileStore.schemaSQL),
+        Migration(version: 5, name: "LiveQuery sequence, numbered at commit", sql: PostgresChangeLog.schemaSQL),
     ]
 
     /// The `pg_advisory_xact_lock` key the migrations run under ("roost" in ASCII): one node migrates at a time.

@@ -4,8 +4,8 @@ import RoostCore
 /// Decides what a LiveQuery subscriber may see, with the same rules and SQL as its REST queries: the
 /// subscription's `where`, restricted as a `find` (or a `get` when it names one objectId, as Parse's
 /// `_getCLPOperation`) by the class-level permissions and pointer permissions, and the ACL filter of the
-/// subscriber's roles, compiled by `QueryCompiler` and run by SQLite against one object version given
-/// as a one-row table. So every query operator matches as it does in a REST query, subqueries included.
+/// subscriber's roles, compiled by `QueryCompiler` (`PostgresQueryCompiler` on PostgreSQL) and run by the database
+/// against one object version given as a one-row table. So every query operator matches as it does in a REST query, subqueries included.
 struct LiveQueryMatcher {
     let storage: Storage
     let config: ServerConfig
@@ -40,6 +40,10 @@ struct LiveQueryMatcher {
         }
     }
 
+    /// The values of `live_row`, a class table's row (PostgreSQL types its columns as `PostgresClassTable` does).
+    private static let liveRow = "(?, ?, ?, ?, ?, ?)"
+    private static let typedLiveRow = "(CAST(? AS text), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS text), CAST(? AS text), CAST(? AS jsonb))"
+
     /// Which of `versions` the subscriber may see through the subscription (nil versions never match).
     /// - Parameter memo: one change's shared answers: subscriptions with the same query and audience are evaluated once.
     /// - Throws: `ParseError` when the subscription's permissions no longer hold (a CLP changed).
@@ -54,7 +58,7 @@ struct LiveQueryMatcher {
         return try storage.read { db in
             guard let schema = try Self.schema(of: subscription.className, in: db) else { return versions.map { _ in false } }
             let condition = try condition(for: subscription, schema: schema, context: context, in: db)
-            let sql = "WITH live_row(objectId, createdAt, updatedAt, acl, rperm, data) AS (VALUES (?, ?, ?, ?, ?, ?)) "
+            let sql = "WITH live_row(objectId, createdAt, updatedAt, acl, rperm, data) AS (VALUES \(db.dialect == .sqlite ? Self.liveRow : Self.typedLiveRow)) "
                 + "SELECT 1 FROM live_row WHERE \(condition.sql)"
             return try versions.map { version in
                 guard let version else { return false }
@@ -124,10 +128,19 @@ struct LiveQueryMatcher {
             try access.checkSortable(watch.map { SortKey(key: $0, descending: false) }, constraint: subscription.constraint, in: schema)
         }
         let constraint = try access.restrict(subscription.constraint, Self.operation(for: subscription.whereClause), in: schema)
-        var compiler = QueryCompiler(schema: schema, lookup: { try SchemaStore.load($0, in: db) },
-                                     readableBy: context.aclSubjects, authorizeSubquery: access.subqueryAuthorizer)
-        compiler.narrowsTextSearch = false  // The condition tests a version given as values (`live_row`), not a table row.
-        let filter = try compiler.compile(constraint)
+        let lookup = { (className: String) in try SchemaStore.load(className, in: db) }
+        let filter: SQLFragment
+        switch db.dialect {
+        case .sqlite:
+            var compiler = QueryCompiler(schema: schema, lookup: lookup, readableBy: context.aclSubjects,
+                                         authorizeSubquery: access.subqueryAuthorizer)
+            compiler.narrowsTextSearch = false  // The condition tests a version given as values (`live_row`), not a table row.
+            filter = try compiler.compile(constraint)
+        case .postgres:
+            filter = try PostgresConstraintCompiler(compiler: PostgresQueryCompiler(
+                schema: schema, lookup: lookup, readableBy: context.aclSubjects, authorizeSubquery: access.subqueryAuthorizer))
+                .compile(constraint)
+        }
         let acl = QueryCompiler.readFilter(context.aclSubjects)
         return SQLFragment(sql: "(\(filter.sql)) AND \(acl.sql)", arguments: filter.arguments + acl.arguments)
     }

@@ -203,7 +203,9 @@ extension LiveQueryServer {
         }
         do {
             if let token = subscription.user?.sessionToken { subscription = subscription.reading(as: try authenticate(token)) }
-            let head = live.withLock { $0.head }  // Read first: every change up to it is in the snapshot the query reads.
+            var head = live.withLock { $0.head }  // Read first: every change up to it is in the snapshot the query reads.
+            // PostgreSQL: this node's feed lags or rests (see `handleSubscribe`): the database's head, read first too.
+            if storage.isShared, let committed = try? storage.read({ try ChangeLog.head(in: $0) }) { head = max(head, committed) }
             let objects = try matcher.results(subscription, isMaster: client.hasMasterKey, limit: settings.maxResults)
             // At most `maxResults` objects and `maxReplayBytes` of them, so one answer never overflows the socket's outbox.
             var results: [JSON] = [], bytes = 0

@@ -90,9 +90,9 @@ final class LiveQueryServer: @unchecked Sendable {
         })
     }
 
-    /// Sets the change log's head before any change is published.
+    /// Sets the change log's head (a change published already keeps it where it is).
     func begin(at head: Int64) {
-        live.withLock { $0.head = head }
+        live.withLock { $0.head = max($0.head, head) }
     }
 
     /// Where socket `id` connected from.
@@ -158,9 +158,13 @@ final class LiveQueryServer: @unchecked Sendable {
     /// Whether the writer records `className`'s writes (called for every object write): with the change log,
     /// every live class's; without, only those of classes someone subscribes to.
     func records(_ className: String) -> Bool {
-        guard settings.classes?.contains(className) ?? true else { return false }
+        guard isLive(className) else { return false }
         return settings.logsChanges || live.withLock { $0.subscriptions[className] != nil }
     }
+
+    /// Whether `className` is a live class (`--live-query-classes`). On PostgreSQL every live class's writes are
+    /// recorded: subscribers may be on any node.
+    func isLive(_ className: String) -> Bool { settings.classes?.contains(className) ?? true }
 
     /// Sends the events of one commit's changes (called on the writer's thread, in commit order, `seq` order within).
     func publish(_ changes: [ObjectChange]) {
@@ -174,7 +178,15 @@ final class LiveQueryServer: @unchecked Sendable {
         }
     }
 
-    /// Closes every socket (1001) and ends the worker.
+    /// Changes up to `seq` will never be published (PostgreSQL: the shared log was trimmed before this node read them).
+    /// Every client is closed with 1011 to resume: its resume then answers `resumed: false` where it missed something.
+    func lost(through seq: Int64) {
+        live.withLock { $0.head = max($0.head, seq) }
+        worker.submit { [self] in
+            for id in Array(clients.keys) { closeForResume(id) }
+        }
+    }
+
     /// Closes every socket (1001); nothing is sent after this.
     func closeSockets() { hub.stop() }
 
@@ -270,9 +282,16 @@ final class LiveQueryServer: @unchecked Sendable {
                 constraint: constraint, keys: subscribe.keys, watch: subscribe.watch, user: user)
             try matcher.checkSubscription(subscription, isMaster: client.hasMasterKey)
             // Live from here: every change after `head` comes to this thread after this job (see `LiveState`).
-            let head = live.withLock { state in
-                state.subscriptions[subscription.className, default: 0] += 1
-                return state.head
+            var (head, isFirst) = live.withLock { state in
+                defer { state.subscriptions[subscription.className, default: 0] += 1 }
+                return (state.head, state.subscriptions.isEmpty)
+            }
+            if storage.isShared {
+                // PostgreSQL: this node's feed lags the commits (of every node) by a moment, or is idle; a subscription
+                // starts at what the database has committed, as on SQLite, where a write's reply waits for its changes to
+                // be published. Changes in between reach this thread after this job and are skipped (`deliveredThrough`).
+                if let committed = try? storage.read({ try ChangeLog.head(in: $0) }) { head = max(head, committed) }
+                if isFirst { storage.followCommits(after: head) }
             }
             subscription.deliveredThrough = head
             var extra: [String: JSON] = ["seq": .number(Double(head))]
@@ -306,12 +325,16 @@ final class LiveQueryServer: @unchecked Sendable {
     }
 
     func forget(_ subscriptions: some Sequence<LiveQueryClient.Subscription>) {
-        live.withLock { state in
+        var hadAny = false
+        let noneLeft = live.withLock { state in
             for subscription in subscriptions {
+                hadAny = true
                 let left = state.subscriptions[subscription.className, default: 1] - 1
                 state.subscriptions[subscription.className] = left > 0 ? left : nil
             }
+            return state.subscriptions.isEmpty
         }
+        if hadAny && noneLeft { storage.unfollowCommits() }  // PostgreSQL: the feed rests (see `handleSubscribe`).
     }
 
     /// An error thrown while handling a request: Parse's code with `reconnect: false`, as parse-server sends

@@ -69,15 +69,19 @@ enum ChangeLog {
                 + "FROM _live_change WHERE seq > ? AND seq <= ? AND className = ? ORDER BY seq LIMIT ?",
             [.integer(since), .integer(head), .text(className), .integer(Int64(limit) + 1)], cacheable: true)
         guard rows.count <= limit else { return nil }
-        return rows.map { row in
-            let objectId = row[1].text ?? "", createdAt = row[2].integer ?? 0
-            func version(_ first: Int) -> StoredRow? {
-                guard let data = row[first + 2].text else { return nil }
-                return StoredRow(className: className, objectId: objectId, createdAt: createdAt,
-                                 updatedAt: row[first].integer ?? 0, aclText: row[first + 1].text, dataText: data)
-            }
-            return ObjectChange(seq: row[0].integer ?? 0, className: className, before: version(3), after: version(6))
+        return rows.map { change(seq: $0[0].integer ?? 0, className: className, columns: Array($0[1...])) }
+    }
+
+    /// A logged change from its columns `objectId, createdAt, beforeUpdatedAt, beforeACL, beforeData, afterUpdatedAt,
+    /// afterACL, afterData`.
+    static func change(seq: Int64, className: String, columns row: [SQLValue]) -> ObjectChange {
+        let objectId = row[0].text ?? "", createdAt = row[1].integer ?? 0
+        func version(_ first: Int) -> StoredRow? {
+            guard let data = row[first + 2].text else { return nil }
+            return StoredRow(className: className, objectId: objectId, createdAt: createdAt,
+                             updatedAt: row[first].integer ?? 0, aclText: row[first + 1].text, dataText: data)
         }
+        return ObjectChange(seq: seq, className: className, before: version(2), after: version(5))
     }
 
     /// The most changes one `trim` drops.
@@ -102,7 +106,10 @@ enum ChangeLog {
             ON CONFLICT (className) DO UPDATE SET seq = max(_live_trim.seq, excluded.seq)
             """, [.integer(cutoff)])
         try db.execute("DELETE FROM _live_change WHERE seq <= ?", [.integer(cutoff)])
-        return db.changes
+        let dropped = db.changes
+        // Other nodes' feeds read this log: one that had not reached `cutoff` learns it lost changes (`PostgresChangeFeed`).
+        if db.dialect == .postgres { try raiseMark(of: PostgresChangeLog.trimmedMark, to: cutoff, in: db) }
+        return dropped
     }
 
     /// Marks classes whose changes were not logged (not live) up to here: a resume from before this

@@ -71,8 +71,10 @@ final class SQLiteEngine: StorageEngine {
 
     var feedsLiveQuery: Bool { true }
 
+    /// One writer: nothing is ever lost on the way to `onCommit` (`onLoss` is never called).
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
-                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void,
+                        onLoss: @escaping @Sendable (Int64) -> Void) throws -> Int64 {
         let head = try writer.withConnection { db -> Int64 in
             let head = try ChangeLog.head(in: db)
             guard logging else { return head }

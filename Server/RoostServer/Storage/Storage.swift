@@ -52,6 +52,7 @@ public final class Storage: Sendable {
         queryTimeoutMilliseconds = UInt64(max(0, queryTimeout) * 1000)
         engine = try SQLiteEngine(path: path, walCatchUpFrames: walCatchUpFrames, walIdleDelay: walIdleDelay,
                                   schemas: schemas, queryTimeoutMilliseconds: queryTimeoutMilliseconds)
+        isShared = false
     }
 
     /// Opens the PostgreSQL database at `databaseURL` (`postgres://user:password@host:port/database`) and brings
@@ -66,6 +67,7 @@ public final class Storage: Sendable {
             if changed.contains(.schemas) { schemas.invalidate() }
             if changed.contains(.hooks) { triggerHooks.invalidate() }
         }
+        isShared = true
     }
 
     /// Where uploaded files go: the database on PostgreSQL (every node serves them); nil on SQLite (`FileStore`, on disk).
@@ -73,23 +75,37 @@ public final class Storage: Sendable {
         (engine as? PostgresEngine).map { PostgresFileStore(pool: $0.pool) }
     }
 
-    /// Whether LiveQuery can be fed (`observeCommits`): not yet on PostgreSQL.
+    /// Whether LiveQuery can be fed (`observeCommits`).
     var feedsLiveQuery: Bool { engine.feedsLiveQuery }
 
+    /// Whether other nodes write to this database too (PostgreSQL): LiveQuery records every live class's writes then,
+    /// since their subscribers may be on any node.
+    let isShared: Bool
+
     /// LiveQuery's hook: object writes of the classes `records` names are numbered, appended to the change log
-    /// when `logging`, and handed to `onCommit` once committed, in commit order (see `WriteQueue.observeCommits`).
+    /// when `logging`, and handed to `onCommit` once committed, in commit order (see `WriteQueue.observeCommits`;
+    /// on PostgreSQL every node's commits, see `PostgresChangeFeed`). `onLoss` hears of changes that cannot be handed
+    /// on (PostgreSQL only: the log was trimmed before this node read it), up to a `seq`.
     /// With the log, classes already stored that are not recorded get a trim mark (their changes are not logged).
     /// Set once, before serving. Returns the log's head: the last `seq` given out.
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
-                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64 {
-        try engine.observeCommits(logging: logging, records: records, onCommit: onCommit)
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void,
+                        onLoss: @escaping @Sendable (Int64) -> Void) throws -> Int64 {
+        try engine.observeCommits(logging: logging, records: records, onCommit: onCommit, onLoss: onLoss)
     }
+
+    /// PostgreSQL: this node has subscribers from `head` on (its feed reads the shared log), or none (the feed lets its
+    /// connection go). Nothing on SQLite.
+    func followCommits(after head: Int64) { engine.followCommits(after: head) }
+    func unfollowCommits() { engine.unfollowCommits() }
 
     /// Trims the change log to `windowSeconds` and `maxChanges` (see `ChangeLog.trim`); returns how many were dropped.
     @discardableResult
     func trimChangeLog(windowSeconds: Int, maxChanges: Int) throws -> Int {
         try write { db in
-            guard let head = db.writeState.changeRecorder?.head else { return 0 }
+            guard let recorder = db.writeState.changeRecorder else { return 0 }
+            // On PostgreSQL the numbers are the database's (`PostgresChangeLog`): the head is the log's.
+            let head = recorder.numbersAtCommit ? try ChangeLog.head(in: db) : recorder.head
             return try ChangeLog.trim(head: head, windowMilliseconds: Int64(windowSeconds) * 1000, maxChanges: Int64(maxChanges),
                                       now: Int64(Date().timeIntervalSince1970 * 1000), in: db)
         }

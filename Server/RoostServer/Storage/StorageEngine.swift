@@ -9,9 +9,19 @@ protocol StorageEngine: AnyObject, Sendable {
     var feedsLiveQuery: Bool { get }
     /// LiveQuery's hook (see `Storage.observeCommits`). Returns the change log's head.
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
-                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void) throws -> Int64
+                        onCommit: @escaping @Sendable ([ObjectChange]) -> Void,
+                        onLoss: @escaping @Sendable (Int64) -> Void) throws -> Int64
+    /// PostgreSQL: this node has subscribers again, from `head` on, or none (see `PostgresChangeFeed`).
+    func followCommits(after head: Int64)
+    func unfollowCommits()
     /// Stops every read in progress and any later one (shutdown: nothing waits for a slow query).
     func interruptReads()
     /// Closes every connection. No request may be running.
     func close() throws
+}
+
+extension StorageEngine {
+    /// One writer hands every commit on as it happens (SQLite): nothing to follow.
+    func followCommits(after head: Int64) {}
+    func unfollowCommits() {}
 }

@@ -71,14 +71,13 @@ public final class RoostServer: @unchecked Sendable {
 
     /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
     public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
-        if storage.feedsLiveQuery { try startLiveQuery() }
+        try startLiveQuery()
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
             maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers
         ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server
         pruner = IdempotencyPruner(storage: storage)
-        // Automatic indexes are built with SQLite's expressions: not on PostgreSQL yet.
         storage.autoIndexes.configure(config.autoIndex, logger: logger)
         if config.autoIndex.enabled { autoIndexSweeper = AutoIndexSweeper(storage: storage) }
         if config.mail.smtpURL != nil {

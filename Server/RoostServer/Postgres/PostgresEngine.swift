@@ -88,8 +88,6 @@ final class PostgresEngine: StorageEngine {
         }
     }
 
-    var feedsLiveQuery: Bool { true }
-
     /// Every node's commits reach `onCommit` through the shared change log (`PostgresChangeLog`, `PostgresChangeFeed`),
     /// which is always written here: it is how changes travel between nodes (`logging` only decides resumes).
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,

@@ -69,8 +69,6 @@ final class SQLiteEngine: StorageEngine {
         }
     }
 
-    var feedsLiveQuery: Bool { true }
-
     /// One writer: nothing is ever lost on the way to `onCommit` (`onLoss` is never called).
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
                         onCommit: @escaping @Sendable ([ObjectChange]) -> Void,

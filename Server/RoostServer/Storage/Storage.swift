@@ -5,13 +5,10 @@ import RoostCore
 /// Errors of the storage layer that are not the client's fault.
 public enum StorageError: Error, CustomStringConvertible {
     case corruptRow(className: String, objectId: String)
-    /// A feature the database in use does not offer.
-    case unavailable(String)
 
     public var description: String {
         switch self {
         case .corruptRow(let className, let objectId): "stored row \(className)/\(objectId) does not decode"
-        case .unavailable(let what): what
         }
     }
 }
@@ -74,9 +71,6 @@ public final class Storage: Sendable {
     func databaseFileStorage() -> (any FileStorage)? {
         (engine as? PostgresEngine).map { PostgresFileStore(pool: $0.pool) }
     }
-
-    /// Whether LiveQuery can be fed (`observeCommits`).
-    var feedsLiveQuery: Bool { engine.feedsLiveQuery }
 
     /// Whether other nodes write to this database too (PostgreSQL): LiveQuery records every live class's writes then,
     /// since their subscribers may be on any node.

@@ -5,8 +5,6 @@ protocol StorageEngine: AnyObject, Sendable {
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T
     /// Runs `body` in one snapshot of the last commit, within the query time limit (past it: Parse's 124).
     func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T
-    /// Whether `observeCommits` works.
-    var feedsLiveQuery: Bool { get }
     /// LiveQuery's hook (see `Storage.observeCommits`). Returns the change log's head.
     func observeCommits(logging: Bool, records: @escaping @Sendable (String) -> Bool,
                         onCommit: @escaping @Sendable ([ObjectChange]) -> Void,

@@ -101,7 +101,7 @@ final class LoadBalancer: @unchecked Sendable {
                                            arguments: ["-p", directory.path, "-c", configuration.path, "-e", "stderr",
                                                        "-g", "daemon off; master_process off; pid \(directory.path)/nginx.pid;"],
                                            stderrPath: directory.appendingPathComponent("error.log").path)
-            if Self.accepts(port: port, while: process) {
+            if TLSProxy.waitForListener(port: port, process: process) {
                 self.process = process
                 break
             }
@@ -147,24 +147,5 @@ final class LoadBalancer: @unchecked Sendable {
         }
         guard serversAdded else { throw ServerProcessError.exited("README.md's nginx block names no upstream server") }
         return lines.joined(separator: "\n")
-    }
-
-    /// Whether something accepts connections on `port` within 10 s while `process` runs.
-    private static func accepts(port: Int, while process: ChildProcess) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, process.isRunning {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            close(descriptor)
-            if connected { return true }
-            usleep(50_000)
-        }
-        return false
     }
 }

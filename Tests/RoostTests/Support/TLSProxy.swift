@@ -134,7 +134,7 @@ final class TLSProxy: @unchecked Sendable {
     }
 
     /// Whether something accepts connections on `port` within 10 s while `process` runs.
-    private static func waitForListener(port: Int, process: ChildProcess) -> Bool {
+    static func waitForListener(port: Int, process: ChildProcess) -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, process.isRunning {
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -35,7 +35,7 @@ import Testing
             waiting = try holder.fetchRows(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
                 [], cacheable: false)[0][0].integer ?? 0
-            if waiting < 4 { usleep(20_000) }
+            if waiting < 4 { try await Task.sleep(nanoseconds: 20_000_000) }  // Not usleep: the nodes' tasks need this thread's pool.
         }
         #expect(waiting == 4)
         try holder.execute("COMMIT")

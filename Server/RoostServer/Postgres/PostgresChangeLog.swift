@@ -38,8 +38,32 @@ enum PostgresChangeLog {
 
     /// Numbers a transaction's recorded changes and gap marks in their order (`ChangeRecorder.numbersAtCommit`), logs
     /// the changes and raises the marks. Call last in the transaction: the lock it takes is held until COMMIT.
+    /// Without gap marks, nothing waits for the numbers: the rows take them from `currval` (which `_live_take`'s
+    /// `setval` leaves at the last one), and the statements go out with the COMMIT, in its round trip.
     static func append(_ recorded: [ObjectChange], in db: PostgresConnection) throws {
         guard !recorded.isEmpty else { return }
+        let count = Int64(recorded.count)
+        guard recorded.allSatisfy({ $0.after != nil || $0.before != nil }) else { return try appendWithMarks(recorded, in: db) }
+        db.sendWithNext("SELECT _live_take($1)", [.int(count)])
+        let at = Int64(Date().timeIntervalSince1970 * 1000)
+        var rows: [[SQLValue]] = []
+        for (offset, change) in recorded.enumerated() {
+            let version = (change.after ?? change.before)!
+            rows.append([.integer(count - 1 - Int64(offset)), .text(change.className), .integer(at), .text(version.objectId),
+                         .integer(version.createdAt)] + columns(of: change.before) + columns(of: change.after))
+        }
+        for start in stride(from: 0, to: rows.count, by: 1_000) {
+            let chunk = rows[start..<min(start + 1_000, rows.count)]
+            let values = Array(repeating: "(currval('_live_seq') - ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            db.sendWithNext(SQLPlaceholders.postgres(insertSQL + values), try chunk.flatMap { $0 }.map(PostgresValue.init))
+        }
+    }
+
+    private static let insertSQL = "INSERT INTO _live_change (seq, className, at, objectId, createdAt, beforeUpdatedAt, beforeACL, beforeData, "
+        + "afterUpdatedAt, afterACL, afterData) VALUES "
+
+    /// `append` for changes that include gap marks, which need their numbers here.
+    private static func appendWithMarks(_ recorded: [ObjectChange], in db: PostgresConnection) throws {
         let last = try db.fetchRows("SELECT _live_take(?)", [.integer(Int64(recorded.count))], cacheable: true).first?.first?.integer ?? 0
         let first = last - Int64(recorded.count) + 1
         let at = Int64(Date().timeIntervalSince1970 * 1000)
@@ -58,8 +82,7 @@ enum PostgresChangeLog {
         for start in stride(from: 0, to: rows.count, by: 1_000) {
             let chunk = rows[start..<min(start + 1_000, rows.count)]
             let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            try db.execute("INSERT INTO _live_change (seq, className, at, objectId, createdAt, beforeUpdatedAt, beforeACL, beforeData, "
-                           + "afterUpdatedAt, afterACL, afterData) VALUES " + values, chunk.flatMap { $0 }, cacheable: chunk.count <= 8)
+            try db.execute(insertSQL + values, chunk.flatMap { $0 }, cacheable: chunk.count <= 8)
         }
     }
 

@@ -8,6 +8,8 @@ extension PostgresConnection: SQLConnection {
         try execute(sql, arguments, cacheable: cacheable)
     }
 
+    func runSoon(_ sql: String) throws { sendWithNext(sql) }
+
     /// What PostgreSQL refuses in a client's values or patterns, answered as Parse answers a bad value (never a 500), at
     /// the statement: a grouped write answers each request in its own savepoint.
     static func answeringClientErrors<T>(_ body: () throws -> T) throws -> T {

@@ -116,8 +116,13 @@ extension PostgresConnection: SQLQuerying {
         if cacheable {
             result = try query(text, values)
         } else {
+            readUnreadCommit()
             result = try withParameters(values) { count, pointers, lengths, formats in
-                try check(PQexecParams(handle, text, count, values.map(\.parameterType), pointers, lengths, formats, 0))
+                let types = values.map(\.parameterType)
+                guard statementsToSend.isEmpty else {
+                    return try pipelined(statements: 1) { PQsendQueryParams(handle, text, count, types, pointers, lengths, formats, 0) == 1 }
+                }
+                return try check(PQexecParams(handle, text, count, types, pointers, lengths, formats, 0))
             }
         }
         noteChanges(result)
@@ -126,6 +131,8 @@ extension PostgresConnection: SQLQuerying {
 
     /// Sends the statement without waiting for its rows (for single-row mode).
     private func send(_ text: String, _ values: [PostgresValue], cacheable: Bool) throws {
+        readUnreadCommit()
+        try sendWaitingStatements()  // Single-row mode is set per statement, outside a pipeline.
         let types = values.map(\.parameterType)
         let name = cacheable ? try statementName(for: types.map(String.init).joined(separator: ",") + ";" + text, sql: text, types: types) : nil
         let sent = withParameters(values) { count, pointers, lengths, formats in

@@ -20,50 +20,68 @@ extension PostgresConnection {
     ///
     /// - Throws: `.misuse` inside another transaction; the body's error; the commit's (40001 under `.serializable`).
     /// - Parameter settings: statements run right after BEGIN, in the same round trip (`SET LOCAL ...`).
-    public func transaction<T>(_ isolation: PostgresIsolation = .readCommitted, settings: String = "",
+    /// - Parameter awaitingCommit: false only for a `.repeatableReadOnly` transaction on a pooled connection: its
+    ///   COMMIT is sent and read at the connection's next use (`commitWithoutWaiting`). Not for a listening
+    ///   connection: libpq reads no notification past an answer nobody has taken.
+    public func transaction<T>(_ isolation: PostgresIsolation = .readCommitted, settings: [String] = [], awaitingCommit: Bool = true,
                                _ body: (PostgresConnection) throws -> T) throws -> T {
-        try transaction(isolation, attempts: 1, settings: settings, body)
+        precondition(awaitingCommit || isolation == .repeatableReadOnly, "only a read-only transaction's commit goes unread")
+        return try transactionOnce(isolation, settings: settings, awaitingCommit: awaitingCommit, body)
     }
 
     /// Runs `body` in a transaction as `transaction(_:_:)` does, and runs it again from the start, up to `attempts`
     /// times in all, while it fails with a serialization failure (40001) or a deadlock (40P01): what PostgreSQL's
     /// manual asks of serializable transactions. `body` must have no effects outside the database.
-    public func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, settings: String = "",
+    public func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, settings: [String] = [],
                                _ body: (PostgresConnection) throws -> T) throws -> T {
         precondition(attempts > 0, "a transaction needs at least one attempt")
         var attempt = 1
         while true {
             do {
-                return try transactionOnce(isolation, settings: settings, body)
+                return try transactionOnce(isolation, settings: settings, awaitingCommit: true, body)
             } catch let error as PostgresError where error.sqlState?.isRetryable == true && attempt < attempts && isConnected {
                 attempt += 1
             }
         }
     }
 
-    private func transactionOnce<T>(_ isolation: PostgresIsolation, settings: String, _ body: (PostgresConnection) throws -> T) throws -> T {
+    private func transactionOnce<T>(_ isolation: PostgresIsolation, settings: [String], awaitingCommit: Bool,
+                                    _ body: (PostgresConnection) throws -> T) throws -> T {
         guard isIdle else {
             throw PostgresError(.misuse, message: "a transaction is already open on this connection", endpoint: endpoint)
         }
-        // One simple-protocol message may carry several statements: the settings cost no round trip of their own.
-        try execute("BEGIN ISOLATION LEVEL " + isolation.rawValue + (settings.isEmpty ? "" : "; " + settings))
+        // BEGIN and the settings go out with the transaction's first statement, in its round trip; a body that runs
+        // none (an answer from a cache) costs no round trip at all.
+        sendWithNext("BEGIN ISOLATION LEVEL " + isolation.rawValue)
+        settings.forEach { sendWithNext($0) }
         let value: T
         do {
             value = try body(self)
         } catch {
-            if isConnected { _ = try? execute("ROLLBACK") }
+            statementsToSend.removeAll()
+            if isConnected && PQtransactionStatus(handle) != PQTRANS_IDLE { _ = try? execute("ROLLBACK") }
             throw error
+        }
+        guard PQtransactionStatus(handle) != PQTRANS_IDLE else {
+            statementsToSend.removeAll()  // Nothing went out: there is no transaction to end.
+            return value
         }
         // A statement error that `body` caught left the transaction aborted: COMMIT would answer "ROLLBACK" as a
         // success, and the caller would take its work for committed.
         if PQtransactionStatus(handle) == PQTRANS_INERROR {
+            statementsToSend.removeAll()
             _ = try? execute("ROLLBACK")
             throw PostgresError(.misuse, message: "the transaction failed (a statement error was caught inside it); nothing was committed",
                                 endpoint: endpoint)
         }
         do {
-            try execute("COMMIT")
+            if !awaitingCommit {
+                try commitWithoutWaiting()
+            } else {
+                try executeAfterWaiting("COMMIT")
+            }
         } catch {
+            statementsToSend.removeAll()
             if isConnected && !isIdle { _ = try? execute("ROLLBACK") }
             throw error
         }

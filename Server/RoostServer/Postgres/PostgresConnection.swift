@@ -30,6 +30,10 @@ public final class PostgresConnection {
     let writeState = WriteState()
     /// Inside `PostgresEngine.read`: the node's schema cache and the generation the transaction's snapshot belongs to.
     var readerSchemas: (cache: SchemaCache, generation: UInt64)?
+    /// Statements that go out ahead of the next one, in its round trip (`sendWithNext`).
+    var statementsToSend: [(sql: String, parameters: [PostgresValue])] = []
+    /// A COMMIT went out whose answer is read at the connection's next use (`commitWithoutWaiting`).
+    var commitUnread = false
 
     private struct PreparedStatement {
         let name: String
@@ -80,8 +84,11 @@ public final class PostgresConnection {
     /// The connection is usable as far as libpq knows (a broken one turns false at its next use).
     public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
 
-    /// Whether the connection is outside any transaction, idle.
-    public var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
+    /// Whether the connection is outside any transaction, idle (a BEGIN waiting in `statementsToSend` counts as inside).
+    public var isIdle: Bool {
+        readUnreadCommit()
+        return PQtransactionStatus(handle) == PQTRANS_IDLE && statementsToSend.isEmpty
+    }
 
     /// The server process serving this connection (what `pg_terminate_backend` takes).
     public var backendPID: Int32 { PQbackendPID(handle) }
@@ -91,21 +98,57 @@ public final class PostgresConnection {
     ///   `.connectionLost` when the connection broke.
     @discardableResult
     public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        readUnreadCommit()
         let types = parameters.map(\.parameterType)
         let key = types.map(String.init).joined(separator: ",") + ";" + sql
-        let name = try statementName(for: key, sql: sql, types: types)
         do {
-            return try run(name: name, parameters)
+            return try runPrepared(key: key, sql: sql, types: types, parameters)
         } catch let error as PostgresError where error.sqlState == .invalidSQLStatementName && isIdle {
             // Someone ran DEALLOCATE ALL or DISCARD ALL on this session: prepare again, once.
             prepared = [:]
-            return try run(name: try statementName(for: key, sql: sql, types: types), parameters)
+            return try runPrepared(key: key, sql: sql, types: types, parameters)
         } catch let error as PostgresError where error.sqlState == .featureNotSupported && error.message.contains("cached plan") && isIdle {
             // "cached plan must not change result type": a table's columns changed since (SELECT *); prepare again, once.
-            prepared[key] = nil
-            _ = try? execute("DEALLOCATE " + name)
-            return try run(name: try statementName(for: key, sql: sql, types: types), parameters)
+            if let stale = prepared.removeValue(forKey: key) { _ = try? execute("DEALLOCATE " + stale.name) }
+            return try runPrepared(key: key, sql: sql, types: types, parameters)
         }
+    }
+
+    /// Runs the statement prepared under `key`, preparing it first (in the same round trip) when the connection has
+    /// not yet; statements waiting in `statementsToSend` go out ahead of it, in that round trip too.
+    private func runPrepared(key: String, sql: String, types: [UInt32], _ parameters: [PostgresValue]) throws -> PostgresResult {
+        useCounter += 1
+        if let statement = prepared[key], statementsToSend.isEmpty {
+            prepared[key]?.lastUse = useCounter
+            return try run(name: statement.name, parameters)
+        }
+        let name: String
+        let preparing = prepared[key] == nil
+        if let statement = prepared[key] {
+            prepared[key]?.lastUse = useCounter
+            name = statement.name
+        } else {
+            try makeRoomForStatement()
+            nextStatementNumber += 1
+            name = "roost_\(nextStatementNumber)"
+        }
+        let result = try withParameters(parameters) { count, values, lengths, formats in
+            try pipelined(statements: preparing ? 2 : 1) {
+                (!preparing || PQsendPrepare(handle, name, sql, Int32(types.count), types) == 1)
+                    && PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0) == 1
+            }
+        }
+        // Only once it ran: a failed PREPARE left no statement (one that prepared but failed to run stays unnamed
+        // on the server, unused, until the connection closes: rare, and harmless).
+        if preparing { prepared[key] = PreparedStatement(name: name, lastUse: useCounter) }
+        return result
+    }
+
+    /// Lets the least recently used prepared statement go when the connection keeps `preparedLimit`.
+    private func makeRoomForStatement() throws {
+        guard prepared.count >= Self.preparedLimit, let oldest = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) else { return }
+        prepared[oldest.key] = nil
+        _ = try? execute("DEALLOCATE " + oldest.value.name)
     }
 
     /// Forgets every prepared statement this connection keeps (after the session lost them, or a table changed shape).
@@ -118,7 +161,9 @@ public final class PostgresConnection {
     /// Returns the last statement's result.
     @discardableResult
     public func execute(_ sql: String) throws -> PostgresResult {
-        try check(PQexec(handle, sql))
+        readUnreadCommit()
+        try sendWaitingStatements()
+        return try check(PQexec(handle, sql))
     }
 
     /// Quotes a name for SQL text: `"my ""table"""`.
@@ -126,16 +171,15 @@ public final class PostgresConnection {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// The name `key`'s statement is prepared under, prepared now if it was not (for `send`, which cannot pipeline).
     func statementName(for key: String, sql: String, types: [UInt32]) throws -> String {
         useCounter += 1
         if let statement = prepared[key] {
             prepared[key]?.lastUse = useCounter
             return statement.name
         }
-        if prepared.count >= Self.preparedLimit, let oldest = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) {
-            prepared[oldest.key] = nil
-            _ = try? execute("DEALLOCATE " + oldest.value.name)
-        }
+        try makeRoomForStatement()
+        try sendWaitingStatements()
         nextStatementNumber += 1
         let name = "roost_\(nextStatementNumber)"
         _ = try check(PQprepare(handle, name, sql, Int32(types.count), types))

@@ -97,8 +97,11 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     private func checkIn(_ connection: PostgresConnection) {
-        if connection.isConnected && !connection.isIdle { _ = try? connection.execute("ROLLBACK") }
-        guard connection.isConnected && connection.isIdle else { return drop() }
+        // A read's COMMIT on its way (`commitWithoutWaiting`) is read by the connection's next user: not waited for here.
+        if !connection.commitUnread {
+            if connection.isConnected && !connection.isIdle { _ = try? connection.execute("ROLLBACK") }
+            guard connection.isConnected && connection.isIdle else { return drop() }
+        }
         condition.withLock {
             lent -= 1
             if !closed { idle.append(connection) }

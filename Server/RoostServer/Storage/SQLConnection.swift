@@ -10,6 +10,11 @@ protocol SQLConnection: AnyObject, SQLQuerying {
     var changes: Int { get }
     /// What the current write transaction did that others act on once it commits.
     var writeState: WriteState { get }
+    /// Runs a statement whose answer nobody waits for (no parameters, no rows: SAVEPOINT, RELEASE): at once on
+    /// SQLite; on PostgreSQL it goes out with the next statement, in that one's round trip.
+    func runSoon(_ sql: String) throws
+    /// Takes back what `runSoon` was given last if it has not gone out (nothing ran since); whether it did.
+    func withdrawIfUnsent(_ sql: String) -> Bool
 }
 
 /// The SQL a connection speaks.
@@ -98,21 +103,24 @@ extension SQLConnection {
     /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws, and the
     /// transaction stays usable (PostgreSQL aborts a whole transaction at its first error unless a savepoint catches it).
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try execute("SAVEPOINT request")
+        try runSoon("SAVEPOINT request")
         let recorded = writeState.objectChanges.count
         let actionsAfterCommit = writeState.afterCommit.count
         let proofRecorded = writeState.rollbackProofWrites.count
         do {
             let result = try body()
-            try execute("RELEASE SAVEPOINT request")
+            // A body that ran no statement needs no savepoint (PostgreSQL: it has not gone out).
+            if !withdrawIfUnsent("SAVEPOINT request") { try runSoon("RELEASE SAVEPOINT request") }
             return result
         } catch {
             if let failure = error as? PostgresError, failure.isRetryable { writeState.retryableFailure = failure }
             writeState.schemaCache.removeAll()
             writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
             writeState.afterCommit.removeSubrange(min(actionsAfterCommit, writeState.afterCommit.count)...)
-            try? execute("ROLLBACK TO SAVEPOINT request")
-            try? execute("RELEASE SAVEPOINT request")
+            if !withdrawIfUnsent("SAVEPOINT request") {
+                try? execute("ROLLBACK TO SAVEPOINT request")
+                try? execute("RELEASE SAVEPOINT request")
+            }
             // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.
             let proof = writeState.rollbackProofWrites
             for write in proof[min(proofRecorded, proof.count)...] { try? write(self) }

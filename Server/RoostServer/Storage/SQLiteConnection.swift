@@ -110,6 +110,11 @@ final class SQLiteConnection: SQLConnection {
         try forEachRow(sql, arguments, cacheable: cacheable) { _ in }
     }
 
+    /// A statement costs no round trip here: it runs at once.
+    func runSoon(_ sql: String) throws { try execute(sql) }
+
+    func withdrawIfUnsent(_ sql: String) -> Bool { false }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -6,14 +6,15 @@ enum SchemaStore {
     private static let columns = "id, className, fields, classLevelPermissions, indexes"
 
     static func load(_ className: String, in db: some SQLQuerying) throws -> ClassSchema? {
-        let connection = db as? SQLiteConnection
-        let writer = connection.flatMap { $0.isReadOnly ? nil : $0 }
+        let connection = db as? SQLiteConnection, postgres = db as? PostgresConnection
+        // A write transaction's own cache (on PostgreSQL emptied as each transaction starts: other nodes change schemas).
+        let writer: (any SQLConnection)? = connection.map { $0.isReadOnly ? nil : $0 } ?? postgres.flatMap { $0.readerSchemas == nil ? $0 : nil }
         if let cached = writer?.schemaCache[className] { return cached }
-        let shared = connection?.readerSchemas ?? (db as? PostgresConnection)?.readerSchemas
+        let shared = connection?.readerSchemas ?? postgres?.readerSchemas
         if let shared, let cached = shared.cache.lookup(className, generation: shared.generation) { return cached }
         let schema = try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
             .first.map(decode)
-        if let schema, let writer { writer.schemaCache[className] = schema }
+        if let schema, let writer { writer.writeState.schemaCache[className] = schema }
         if let schema, let shared { shared.cache.store(schema, generation: shared.generation) }
         return schema
     }

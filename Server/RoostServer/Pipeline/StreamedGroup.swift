@@ -8,7 +8,7 @@ import RoostCore
 /// On SQLite, when every value is a top-level field, each row's `data` text is read in place and scanned for them
 /// (`TopLevelFields`), and a `"$field"` key finds its group by its text (`KeyTexts`); otherwise (and on PostgreSQL)
 /// SQL reads the values (`columns`). Over 1,000,000 objects into 10 groups (`roost-query-bench`) the scan took
-/// about 0.4 s where reading the values with `json_extract` took 1.0 s of CPU, 0.5 s of it in `json_extract`.
+/// 0.39–0.42 s of CPU where reading the values with `json_extract` took 0.95–1.09 s.
 ///
 /// Why not `GROUP BY`: SQLite 3.40 (Debian 12's) sorts every input row to group them. Over 1,000,000 rows into
 /// 10 groups it took 1.7–2.9 s and 53–112 MB, where this scan runs in constant memory.

@@ -157,12 +157,19 @@ import Testing
         let grouped = try plan([["$match": ["tag": "a"]], ["$group": ["_id": "$tag", "total": ["$sum": "$n"]]], ["$sort": ["total": -1]]])
         guard case .group(let group) = grouped.head else { Issue.record("\(grouped.head)"); return }
         #expect(group.columns.map(\.sql) == ["(data -> '$.tag')", "json_extract(data, '$.n')"])
+        // On SQLite, top-level fields are scanned from `data`; a path into an object or a built-in field is read by SQL.
+        #expect(group.scannedFields == ["tag", "n"])
+        for (key, sql) in [("$meta.group", "(data -> '$.meta.group')"), ("$createdAt", "createdAt")] {
+            guard case .group(let byPath) = try plan([["$group": ["_id": .string(key), "total": ["$sum": "$n"]]]]).head else { continue }
+            #expect(byPath.scannedFields == nil && byPath.columns.first?.sql == sql)
+        }
         #expect(grouped.constraint != .all && grouped.rest.map(\.name) == ["$sort"])
         // On PostgreSQL: the same stages, read through jsonb paths; a `$sort` of rows stays in memory there.
         let onPostgres = AggregationPlan(try Aggregation(pipeline: [["$group": ["_id": "$tag", "total": ["$sum": "$n"]]]]), where: .all,
                                          schema: schema, dialect: .postgres)
         guard case .group(let postgresGroup) = onPostgres.head else { Issue.record("\(onPostgres.head)"); return }
         #expect(postgresGroup.columns.map(\.sql) == ["(data #> '{tag}')", "(data #> '{n}')"])
+        #expect(postgresGroup.scannedFields == nil)
         let sorted = AggregationPlan(try Aggregation(pipeline: [["$sort": ["n": -1]], ["$limit": 10]]), where: .all, schema: schema, dialect: .postgres)
         #expect(sorted.rest.map(\.name) == ["$sort", "$limit"])
 
@@ -175,6 +182,33 @@ import Testing
         #expect(unwound.constraint == .all && unwound.rest.map(\.name) == ["$match", "$group"], "\(unwound.constraint) \(unwound.head) \(unwound.rest)")
         #expect(try plan([["$unwind": "$tags"], ["$group": ["_id": "$tags"]]]).rest.count == 2)
         #expect(try plan([["$sort": ["meta": 1]], ["$limit": 1]]).rest.map(\.name) == ["$sort", "$limit"])
+    }
+
+    /// The scan of a row's `data` finds each field's value where `JSONParser` finds it, or gives the text up.
+    @Test func topLevelFieldsAsTheParserFindsThem() throws {
+        let names = ["a", "b", "c"]
+        let scan = TopLevelFields(names)
+        let followed = [
+            #"{"a":1,"b":"x}","c":{"d":[1,{"e":"]"}],"f":"\"{"}}"#, #" { "a" : 1 , "b" : [ ] , "c":"q\"u\\" } "#, #"{"a":"x","a":2}"#,
+            #"{}"#, #"{"a":true,"c":null}"#, #"{"ab":1,"b":-1.5e3,"a":[]}"#, #"{"b":"é\u0001","zz":{"a":3}}"#, "{\"a\":\n1}",
+        ]
+        for text in followed {
+            var ranges = [Range<Int>?](repeating: 0..<1, count: names.count)
+            let object = try JSONParser.parse(text).objectValue ?? [:]
+            try Array(text.utf8).withUnsafeBufferPointer { bytes in
+                #expect(scan.ranges(in: bytes, into: &ranges), "\(text)")
+                for (position, name) in names.enumerated() {
+                    let value = try ranges[position].map { try JSONParser.parse(UnsafeBufferPointer(rebasing: bytes[$0])) }
+                    #expect(value == object[name], "\(text): \(name)")
+                }
+            }
+        }
+        // An escaped key, not an object, cut short: the caller parses these whole (or finds them corrupt).
+        for text in [#"{"\u0061":1}"#, "[1]", #"{"a":1"#, #"{"a":"x}"#, #""x""#, "", #"{"a":1}x"#, #"{"a":}"#, #"{"a" 1}"#] {
+            var ranges = [Range<Int>?](repeating: nil, count: names.count)
+            let scanned = Array(text.utf8).withUnsafeBufferPointer { scan.ranges(in: $0, into: &ranges) }
+            #expect(!scanned, "\(text)")
+        }
     }
 
     /// Pipelines SQL cannot take answer through the in-memory stages, as before.

@@ -9,6 +9,8 @@ struct AggregationColumn: Hashable {
     private let kind: Kind
     /// The SQL expression over the class table's columns.
     let sql: String
+    /// The field of `data` read, when the path is one top-level field (not a built-in one).
+    let topLevelField: String?
 
     /// Nil for a path SQL cannot read as `lookup` does: an empty or unusual part (a digit-led part would index an
     /// array in SQLite, not in `lookup`), a path into a built-in field.
@@ -17,6 +19,8 @@ struct AggregationColumn: Hashable {
         guard let first = parts.first else { return nil }
         let renamed = ["_id": "objectId", "_created_at": "createdAt", "_updated_at": "updatedAt"]
         let root = renamed[first] ?? first
+        topLevelField = parts.count == 1 && !["objectId", "createdAt", "updatedAt", "ACL"].contains(root) && Names.isValidIdentifier(root)
+            ? root : nil
         switch root {
         case "objectId", "createdAt", "updatedAt", "ACL":
             guard parts.count == 1 else { return nil }

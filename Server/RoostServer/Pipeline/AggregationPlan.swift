@@ -111,9 +111,14 @@ struct AggregationPlan {
         switch head {
         case .group(let group):
             let filter = try ObjectStore.condition(query, in: schema, in: db)
-            let columns = group.columns.isEmpty ? "1" : group.columns.map(\.sql).joined(separator: ", ")
-            let sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(filter.sql)\(Self.rowOrder(schema))"
-            documents = try group.run { body in try db.forEachRow(sql, filter.arguments, cacheable: false, body) }
+            if group.scannedFields != nil {
+                let sql = "SELECT data FROM \(schema.tableName) WHERE \(filter.sql)\(Self.rowOrder(schema))"
+                documents = try group.run(scanning: { body in try db.forEachText(sql, filter.arguments, body) }, className: schema.className)
+            } else {
+                let columns = group.columns.isEmpty ? "1" : group.columns.map(\.sql).joined(separator: ", ")
+                let sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(filter.sql)\(Self.rowOrder(schema))"
+                documents = try group.run { body in try db.forEachRow(sql, filter.arguments, cacheable: false, body) }
+            }
         case .count(let field, let skip, let limit):
             // Which rows a skip or limit keeps does not change how many there are.
             let matching = try ObjectStore.count(query, in: schema, in: db)

@@ -147,6 +147,49 @@ extension SQLiteConnection: SQLQuerying {
     }
 
     func forEachRow(_ sql: String, _ arguments: [SQLValue], cacheable: Bool, _ body: ([SQLValue]) throws -> Void) throws {
+        try withStatement(sql, arguments, cacheable: cacheable) { statement in
+            let columnCount = sqlite3_column_count(statement)
+            var row: [SQLValue] = []
+            row.reserveCapacity(Int(columnCount))
+            while true {
+                let status = sqlite3_step(statement)
+                if status == SQLITE_DONE { return }
+                guard status == SQLITE_ROW else { throw error(status) }
+                row.removeAll(keepingCapacity: true)
+                for column in 0..<columnCount {
+                    switch sqlite3_column_type(statement, column) {
+                    case SQLITE_NULL: row.append(.null)
+                    case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
+                    case SQLITE_FLOAT: row.append(.real(sqlite3_column_double(statement, column)))
+                    default:
+                        let count = Int(sqlite3_column_bytes(statement, column))
+                        let text = sqlite3_column_text(statement, column).map {
+                            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+                        }
+                        row.append(.text(text ?? ""))
+                    }
+                }
+                try body(row)
+            }
+        }
+    }
+
+    func forEachText(_ sql: String, _ arguments: [SQLValue], _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        try withStatement(sql, arguments, cacheable: false) { statement in
+            while true {
+                let status = sqlite3_step(statement)
+                if status == SQLITE_DONE { return }
+                guard status == SQLITE_ROW else { throw error(status) }
+                // The text stays SQLite's until the next step: read in place, never copied.
+                let text = sqlite3_column_text(statement, 0)
+                try body(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, 0))))
+            }
+        }
+    }
+
+    /// Runs `body` with `sql` prepared and `arguments` bound, then resets it.
+    private func withStatement(_ sql: String, _ arguments: [SQLValue], cacheable: Bool,
+                               _ body: (OpaquePointer) throws -> Void) throws {
         // DDL and one-off statements are not kept: a prepared statement on a dropped table must go.
         let statement = try statement(for: sql)
         defer { if !cacheable { forget(sql) } }
@@ -173,29 +216,7 @@ extension SQLiteConnection: SQLQuerying {
             }
             guard status == SQLITE_OK else { throw error(status) }
         }
-        let columnCount = sqlite3_column_count(statement)
-        var row: [SQLValue] = []
-        row.reserveCapacity(Int(columnCount))
-        while true {
-            let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { return }
-            guard status == SQLITE_ROW else { throw error(status) }
-            row.removeAll(keepingCapacity: true)
-            for column in 0..<columnCount {
-                switch sqlite3_column_type(statement, column) {
-                case SQLITE_NULL: row.append(.null)
-                case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
-                case SQLITE_FLOAT: row.append(.real(sqlite3_column_double(statement, column)))
-                default:
-                    let count = Int(sqlite3_column_bytes(statement, column))
-                    let text = sqlite3_column_text(statement, column).map {
-                        String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
-                    }
-                    row.append(.text(text ?? ""))
-                }
-            }
-            try body(row)
-        }
+        try body(statement)
     }
 }
 

@@ -61,7 +61,7 @@ public final class RoostServer: @unchecked Sendable {
         AdminRoutes.register(in: &router)
         AggregateRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }
-        writeBatcher = WriteBatcher(storage: storage) { [unowned self] request, context in try self.dispatch(request, context) }
+        writeBatcher = WriteBatcher(storage: storage, writers: storage.concurrentWrites) { [unowned self] request, context in try self.dispatch(request, context) }
     }
 
     /// Starts listening on `config.host` and `config.port`; returns the bound port.

@@ -37,6 +37,7 @@ final class WriteBatcher: @unchecked Sendable {
     private var queue: [Job] = []
     private var isStopping = false
     private let stopped = DispatchSemaphore(value: 0)
+    private let writers: Int
     /// Bounds one transaction (and the wait of its last request).
     static let maximumGroup = 64
 
@@ -53,14 +54,19 @@ final class WriteBatcher: @unchecked Sendable {
         }
     }
 
-    init(storage: Storage, dispatch: @escaping Dispatcher) {
+    /// - Parameter writers: how many groups run at once (`Storage.concurrentWrites`: one on SQLite, several on
+    ///   PostgreSQL, whose transactions run side by side).
+    init(storage: Storage, writers: Int = 1, dispatch: @escaping Dispatcher) {
         self.storage = storage
         self.dispatch = dispatch
-        let thread = Thread { [self] in
-            nameCurrentThread("roost-writer")
-            run()
+        self.writers = writers
+        for _ in 0..<writers {
+            let thread = Thread { [self] in
+                nameCurrentThread("roost-writer")
+                run()
+            }
+            thread.start()
         }
-        thread.start()
     }
 
     /// Whether `request` is one this batcher runs: a create, update or delete of an ordinary object.
@@ -92,9 +98,9 @@ final class WriteBatcher: @unchecked Sendable {
         condition.lock()
         let wasStopping = isStopping
         isStopping = true
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
-        if !wasStopping { stopped.wait() }
+        if !wasStopping { for _ in 0..<writers { stopped.wait() } }
     }
 
     private func nextGroup() -> ArraySlice<Job>? {

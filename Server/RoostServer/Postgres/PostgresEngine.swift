@@ -21,6 +21,10 @@ final class PostgresEngine: StorageEngine {
     /// LiveQuery's: which classes' writes are recorded (set once, by `observeCommits`), and the feed of every node's commits.
     private let recording = Mutex<RecordedClasses?>(nil)
     private let feed = Mutex<PostgresChangeFeed?>(nil)
+    /// Two write groups at once: a group waits on a round trip per request, and PostgreSQL runs transactions side by
+    /// side (serializable: two that touch the same rows are run again). Measured with wrk creating (16 connections,
+    /// 2 cores): 1 writer 2.9–3.2k/s, 2 writers 4.1–4.7k/s, 3 writers 3.7k/s.
+    var concurrentWrites: Int { 2 }
     /// How many times a write runs before its serialization failure reaches the client (as a 500 with code 1).
     static let writeAttempts = 20
 

@@ -105,6 +105,9 @@ public final class Storage: Sendable {
         }
     }
 
+    /// How many write transactions are worth running at once (see `StorageEngine.concurrentWrites`).
+    var concurrentWrites: Int { engine.concurrentWrites }
+
     /// Runs `body` atomically; returns once its changes are committed.
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         var changedAuthentication = false

@@ -16,10 +16,14 @@ protocol StorageEngine: AnyObject, Sendable {
     func interruptReads()
     /// Closes every connection. No request may be running.
     func close() throws
+    /// How many write transactions are worth running at once (`WriteBatcher`'s writers).
+    var concurrentWrites: Int { get }
 }
 
 extension StorageEngine {
     /// One writer hands every commit on as it happens (SQLite): nothing to follow.
     func followCommits(after head: Int64) {}
     func unfollowCommits() {}
+    /// One writer, which groups every waiting write into its commit (SQLite).
+    var concurrentWrites: Int { 1 }
 }

@@ -27,13 +27,13 @@ extension PostgresConnection {
     /// Sends the statements waiting in `statementsToSend`, and waits for them.
     func sendWaitingStatements() throws {
         guard !statementsToSend.isEmpty else { return }
-        _ = try runPipeline(statements: 0) { true }
+        if let failure = runPipeline({ _ in true }).failure { throw failure }
     }
 
     /// Runs a statement with no parameters and no rows (COMMIT) after the waiting ones, in one round trip.
     func executeAfterWaiting(_ sql: String) throws {
         readUnreadCommit()
-        _ = try pipelined(statements: 1) { PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1 }
+        _ = try pipelined { queue(PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0), &$0) }
     }
 
     /// Sends COMMIT and returns without its answer, which the connection's next use reads (`readUnreadCommit`). Only
@@ -52,53 +52,83 @@ extension PostgresConnection {
         while let result = PQgetResult(handle) { PQclear(result) }
     }
 
-    /// Sends the waiting statements, then the `statements` ones `send` queues (libpq's `PQsend...` calls; false when
-    /// one was refused), in one pipeline, and reads every answer. Returns the last statement's result.
-    /// - Throws: the first statement error (those after it were skipped); `.connectionLost`.
-    func pipelined(statements: Int, _ send: () -> Bool) throws -> PostgresResult {
-        precondition(statements > 0, "a pipeline's result is its last statement's")
-        guard let result = try runPipeline(statements: statements, send) else {
+    /// Sends the waiting statements, then what `send` queues (libpq's `PQsend...` calls, each counted with `queue`;
+    /// false at the first refused one), in one pipeline, and reads every answer. Returns the last statement's result.
+    /// - Throws: the first statement error (those after it were skipped); libpq's refusal; `.connectionLost`.
+    func pipelined(_ send: (inout Int) -> Bool) throws -> PostgresResult {
+        let answers = runPipeline(send)
+        if let failure = answers.failure { throw failure }
+        guard let last = answers.results.last, let result = last else {
             throw lostOrFailed(message: "the pipeline ended without an answer")
         }
         return result
     }
 
-    /// `pipelined`, also for no statements of `send`'s (then nil).
-    private func runPipeline(statements: Int, _ send: () -> Bool) throws -> PostgresResult? {
+    /// Counts a `PQsend...` call's statement as queued when libpq took it (1); whether it did.
+    func queue(_ taken: Int32, _ queued: inout Int) -> Bool {
+        guard taken == 1 else { return false }
+        queued += 1
+        return true
+    }
+
+    /// What a pipeline answered: the result of each statement `send` queued (nil where it failed or was skipped),
+    /// and the first error.
+    struct PipelineAnswers {
+        var results: [PostgresResult?] = []
+        var failure: Error?
+    }
+
+    /// `pipelined`, without throwing: a caller that prepared a statement learns whether the PREPARE itself took.
+    func runPipeline(_ send: (inout Int) -> Bool) -> PipelineAnswers {
+        var answers = PipelineAnswers()
+        guard PQenterPipelineMode(handle) == 1 else {
+            answers.failure = lostOrFailed(message: String(cString: PQerrorMessage(handle)))
+            return answers
+        }
         let waiting = statementsToSend
         statementsToSend.removeAll()
-        guard PQenterPipelineMode(handle) == 1 else { throw lostOrFailed(message: String(cString: PQerrorMessage(handle))) }
-        var sent = true
-        for statement in waiting where sent {
-            sent = withParameters(statement.parameters) { count, values, lengths, formats in
+        var queuedWaiting = 0
+        for statement in waiting {
+            let queued = withParameters(statement.parameters) { count, values, lengths, formats in
                 PQsendQueryParams(handle, statement.sql, count, statement.parameters.map(\.parameterType), values, lengths, formats, 0) == 1
             }
+            guard queued else { break }
+            queuedWaiting += 1
         }
-        sent = sent && send() && PQpipelineSync(handle) == 1
-        let refusal = sent ? nil : lostOrFailed(message: String(cString: PQerrorMessage(handle)))
-        var failure: Error?
-        var last: PostgresResult?
+        var queuedOwn = 0
+        if queuedWaiting < waiting.count || !send(&queuedOwn) {
+            answers.failure = lostOrFailed(message: String(cString: PQerrorMessage(handle)))
+        }
+        // A refused statement (more parameters than the protocol carries) leaves those before it queued: they are
+        // ended and read like any others, or the connection would wait forever for answers never asked for.
+        guard PQpipelineSync(handle) == 1 else {
+            // The connection cannot end its pipeline: broken. It stays busy, and the pool drops it.
+            answers.failure = answers.failure ?? lostOrFailed(message: String(cString: PQerrorMessage(handle)))
+            return answers
+        }
         // Each statement's answer ends with a null result; then comes the pipeline's end (PGRES_PIPELINE_SYNC).
-        let answers = sent ? waiting.count + statements : 0
-        for _ in 0..<answers {
-            last = nil
+        for index in 0..<(queuedWaiting + queuedOwn) {
+            var last: PostgresResult?
             while let result = PQgetResult(handle) {
                 if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
                     PQclear(result)
                     continue
                 }
-                do { last = try check(result) } catch { failure = failure ?? error }
+                do { last = try check(result) } catch { answers.failure = answers.failure ?? error }
             }
+            if index >= queuedWaiting { answers.results.append(last) }
         }
         while let result = PQgetResult(handle) {
             let end = PQresultStatus(result) == PGRES_PIPELINE_SYNC
+            if !end, PQresultStatus(result) == PGRES_FATAL_ERROR, answers.failure == nil {
+                answers.failure = lostOrFailed(message: String(cString: PQresultErrorMessage(result)))
+            }
             PQclear(result)
             if end { break }
         }
         if PQexitPipelineMode(handle) != 1 {
-            failure = failure ?? lostOrFailed(message: String(cString: PQerrorMessage(handle)))
+            answers.failure = answers.failure ?? lostOrFailed(message: String(cString: PQerrorMessage(handle)))
         }
-        if let failure = refusal ?? failure { throw failure }
-        return statements > 0 ? last : nil
+        return answers
     }
 }

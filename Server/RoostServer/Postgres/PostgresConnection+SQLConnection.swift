@@ -1,3 +1,4 @@
+import CLibPQ
 import RoostCore
 
 /// The stores' side of a PostgreSQL connection (see `SQLConnection`): the same calls as on SQLite.
@@ -8,7 +9,15 @@ extension PostgresConnection: SQLConnection {
         try execute(sql, arguments, cacheable: cacheable)
     }
 
-    func runSoon(_ sql: String) throws { sendWithNext(sql) }
+    /// Queued for the next statement's round trip. Refused in an aborted transaction (a statement error something
+    /// caught): sent at once, RELEASE would have failed there and then; queued, the failure would land on the next
+    /// request of a group.
+    func runSoon(_ sql: String) throws {
+        if PQtransactionStatus(handle) == PQTRANS_INERROR {
+            throw PostgresError(.misuse, message: "the transaction failed (a statement error was caught inside it)", endpoint: endpoint)
+        }
+        sendWithNext(sql)
+    }
 
     /// What PostgreSQL refuses in a client's values or patterns, answered as Parse answers a bad value (never a 500), at
     /// the statement: a grouped write answers each request in its own savepoint.

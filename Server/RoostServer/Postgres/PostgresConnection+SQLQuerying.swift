@@ -120,7 +120,7 @@ extension PostgresConnection: SQLQuerying {
             result = try withParameters(values) { count, pointers, lengths, formats in
                 let types = values.map(\.parameterType)
                 guard statementsToSend.isEmpty else {
-                    return try pipelined(statements: 1) { PQsendQueryParams(handle, text, count, types, pointers, lengths, formats, 0) == 1 }
+                    return try pipelined { queue(PQsendQueryParams(handle, text, count, types, pointers, lengths, formats, 0), &$0) }
                 }
                 return try check(PQexecParams(handle, text, count, types, pointers, lengths, formats, 0))
             }

@@ -48,6 +48,7 @@ extension PostgresConnection {
     private func transactionOnce<T>(_ isolation: PostgresIsolation, settings: [String], awaitingCommit: Bool,
                                     _ body: (PostgresConnection) throws -> T) throws -> T {
         guard isIdle else {
+            if !isConnected { throw lostOrFailed(message: String(cString: PQerrorMessage(handle))) }
             throw PostgresError(.misuse, message: "a transaction is already open on this connection", endpoint: endpoint)
         }
         // BEGIN and the settings go out with the transaction's first statement, in its round trip; a body that runs

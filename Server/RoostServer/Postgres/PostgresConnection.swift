@@ -128,24 +128,29 @@ public final class PostgresConnection {
             prepared[key]?.lastUse = useCounter
             name = statement.name
         } else {
-            try makeRoomForStatement()
+            makeRoomForStatement()
             nextStatementNumber += 1
             name = "roost_\(nextStatementNumber)"
         }
-        let result = try withParameters(parameters) { count, values, lengths, formats in
-            try pipelined(statements: preparing ? 2 : 1) {
-                (!preparing || PQsendPrepare(handle, name, sql, Int32(types.count), types) == 1)
-                    && PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0) == 1
+        let answers = withParameters(parameters) { count, values, lengths, formats in
+            runPipeline { queued in
+                (!preparing || queue(PQsendPrepare(handle, name, sql, Int32(types.count), types), &queued))
+                    && queue(PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0), &queued)
             }
         }
-        // Only once it ran: a failed PREPARE left no statement (one that prepared but failed to run stays unnamed
-        // on the server, unused, until the connection closes: rare, and harmless).
-        if preparing { prepared[key] = PreparedStatement(name: name, lastUse: useCounter) }
+        // Kept once its PREPARE took, whatever its run did: the statement is on the server (a rollback keeps it).
+        if preparing, let prepare = answers.results.first, prepare != nil {
+            prepared[key] = PreparedStatement(name: name, lastUse: useCounter)
+        }
+        if let failure = answers.failure { throw failure }
+        guard let last = answers.results.last, let result = last else {
+            throw lostOrFailed(message: "the pipeline ended without an answer")
+        }
         return result
     }
 
     /// Lets the least recently used prepared statement go when the connection keeps `preparedLimit`.
-    private func makeRoomForStatement() throws {
+    private func makeRoomForStatement() {
         guard prepared.count >= Self.preparedLimit, let oldest = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) else { return }
         prepared[oldest.key] = nil
         _ = try? execute("DEALLOCATE " + oldest.value.name)
@@ -178,7 +183,7 @@ public final class PostgresConnection {
             prepared[key]?.lastUse = useCounter
             return statement.name
         }
-        try makeRoomForStatement()
+        makeRoomForStatement()
         try sendWaitingStatements()
         nextStatementNumber += 1
         let name = "roost_\(nextStatementNumber)"

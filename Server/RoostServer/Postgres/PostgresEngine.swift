@@ -68,6 +68,7 @@ final class PostgresEngine: StorageEngine {
                 state.objectChanges.removeAll()
                 if !kept.isEmpty {
                     _ = try? connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
+                        state.schemaCache.removeAll()  // It may hold schemas of the transaction that rolled back.
                         for write in kept { try write(connection) }
                     }
                 }

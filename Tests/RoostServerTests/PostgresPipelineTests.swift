@@ -1,0 +1,86 @@
+import Foundation
+@testable import RoostServer
+import RoostTestSupport
+import Testing
+
+/// Statements sent ahead of the next one in libpq's pipeline mode (`PostgresConnection+Pipeline`): what a refusal, a
+/// failed run, an unread COMMIT and an unsent SAVEPOINT leave behind, against a real cluster.
+@Suite struct PostgresPipelineTests {
+    let url: String
+
+    init() throws { url = try PostgresTestCluster.url() }
+
+    /// libpq refuses a statement with more parameters than the protocol carries (65,535) after the BEGIN ahead of it
+    /// was queued: the pipeline still ends, the error comes back, and the connection is ready for the next transaction.
+    @Test func aRefusedStatementFailsWithoutHangingTheConnection() throws {
+        let db = try PostgresConnection(url: url)
+        let started = Date()
+        #expect(throws: PostgresError.self) {
+            try db.transaction { db in try db.query("SELECT 1", Array(repeating: PostgresValue.int(1), count: 70_000)) }
+        }
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(db.isConnected && db.isIdle)
+        #expect(try db.transaction { db in try db.query("SELECT 2 AS n").rows[0].int("n") } == 2)
+    }
+
+    /// A statement whose PREPARE took but whose run failed (here: division by zero, in the BEGIN's pipeline) is kept:
+    /// running it again reuses it instead of preparing another copy on the server each time.
+    @Test func aStatementPreparedButFailingIsPreparedOnce() throws {
+        let db = try PostgresConnection(url: url)
+        let sql = "SELECT 1 / $1::int8 AS n"
+        for _ in 0..<3 {
+            #expect(throws: PostgresError.self) { try db.transaction { db in try db.query(sql, [.int(0)]) } }
+        }
+        let copies = try db.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1", [.text(sql)]).rows[0].int("n")
+        #expect(copies == 1)
+        #expect(try db.transaction { db in try db.query(sql, [.int(1)]).rows[0].int("n") } == 1)
+    }
+
+    /// A pooled read's COMMIT goes out without waiting for its answer: the server ends the transaction at once (no
+    /// snapshot held while the connection sits in the pool), and the next use reads the answer first.
+    @Test func anUnreadCommitEndsTheTransactionAndIsReadAtTheNextUse() throws {
+        let reader = try PostgresConnection(url: url), watcher = try PostgresConnection(url: url)
+        let value = try reader.transaction(.repeatableReadOnly, awaitingCommit: false) { db in
+            try db.query("SELECT 7 AS n").rows[0].int("n")
+        }
+        #expect(value == 7 && reader.commitUnread)
+        let deadline = Date().addingTimeInterval(5)
+        var state = ""
+        while Date() < deadline {
+            state = try watcher.query("SELECT state FROM pg_stat_activity WHERE pid = $1", [.int(Int64(reader.backendPID))]).rows.first?
+                .string("state") ?? "gone"
+            if state == "idle" { break }
+            usleep(10_000)
+        }
+        #expect(state == "idle", "the reader's backend is \(state)")
+        #expect(try reader.query("SELECT 8 AS n").rows[0].int("n") == 8)
+        #expect(!reader.commitUnread && reader.isIdle)
+    }
+
+    /// A savepoint whose body runs no statement sends none (withdrawn unsent), and one whose body throws before any
+    /// statement leaves the transaction usable; a savepoint undone after its statement ran rolls only itself back.
+    @Test func savepointsThatRanNothingCostNothingAndUndoOnlyThemselves() throws {
+        let db = try PostgresConnection(url: url)
+        let table = "p_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        try db.execute("CREATE TABLE \(table) (n int8)")
+        defer { _ = try? db.execute("DROP TABLE IF EXISTS \(table)") }
+        var queuedAfterEmpty = -1, refusals = 0
+        try db.transaction { db in
+            try db.execute("INSERT INTO \(table) VALUES (?)", [.integer(1)])
+            try db.inSavepoint {}
+            queuedAfterEmpty = db.statementsToSend.count  // The empty savepoint was taken back.
+            do { try db.inSavepoint { throw Refused() } } catch is Refused { refusals += 1 }
+            do {
+                try db.inSavepoint {
+                    try db.execute("INSERT INTO \(table) VALUES (?)", [.integer(2)])
+                    throw Refused()
+                }
+            } catch is Refused { refusals += 1 }
+            try db.inSavepoint { try db.execute("INSERT INTO \(table) VALUES (?)", [.integer(3)]) }
+        }
+        #expect(queuedAfterEmpty == 0 && refusals == 2)
+        #expect(try db.fetchRows("SELECT n FROM \(table) ORDER BY n", [], cacheable: false) == [[.integer(1)], [.integer(3)]])
+    }
+}
+
+private struct Refused: Error {}

@@ -19,11 +19,10 @@ struct AggregationColumn: Hashable {
         guard let first = parts.first else { return nil }
         let renamed = ["_id": "objectId", "_created_at": "createdAt", "_updated_at": "updatedAt"]
         let root = renamed[first] ?? first
-        topLevelField = parts.count == 1 && !["objectId", "createdAt", "updatedAt", "ACL"].contains(root) && Names.isValidIdentifier(root)
-            ? root : nil
         switch root {
         case "objectId", "createdAt", "updatedAt", "ACL":
             guard parts.count == 1 else { return nil }
+            topLevelField = nil
             (kind, sql) = switch root {
             case "objectId": (.objectId, "objectId")
             case "ACL": (.json, "acl")
@@ -33,6 +32,7 @@ struct AggregationColumn: Hashable {
         default: break
         }
         guard parts.allSatisfy(Names.isValidIdentifier) else { return nil }
+        topLevelField = parts.count == 1 ? root : nil
         if dialect == .postgres {
             // jsonb's text form is JSON: `value` reads it as it reads SQLite's `->` (numbers, Booleans, strings alike).
             (kind, sql) = (.json, "(data #> '{\(parts.joined(separator: ","))}')")

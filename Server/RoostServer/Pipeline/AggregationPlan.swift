@@ -111,9 +111,9 @@ struct AggregationPlan {
         switch head {
         case .group(let group):
             let filter = try ObjectStore.condition(query, in: schema, in: db)
-            if group.scannedFields != nil {
+            if group.scannedFields != nil, let sqlite = db as? SQLiteConnection {
                 let sql = "SELECT data FROM \(schema.tableName) WHERE \(filter.sql)\(Self.rowOrder(schema))"
-                documents = try group.run(scanning: { body in try db.forEachText(sql, filter.arguments, body) }, className: schema.className)
+                documents = try group.run(scanning: { body in try sqlite.forEachText(sql, filter.arguments, body) }, className: schema.className)
             } else {
                 let columns = group.columns.isEmpty ? "1" : group.columns.map(\.sql).joined(separator: ", ")
                 let sql = "SELECT \(columns) FROM \(schema.tableName) WHERE \(filter.sql)\(Self.rowOrder(schema))"

@@ -46,12 +46,8 @@ enum PostgresChangeLog {
         guard recorded.allSatisfy({ $0.after != nil || $0.before != nil }) else { return try appendWithMarks(recorded, in: db) }
         db.sendWithNext("SELECT _live_take($1)", [.int(count)])
         let at = Int64(Date().timeIntervalSince1970 * 1000)
-        var rows: [[SQLValue]] = []
-        for (offset, change) in recorded.enumerated() {
-            let version = (change.after ?? change.before)!
-            rows.append([.integer(count - 1 - Int64(offset)), .text(change.className), .integer(at), .text(version.objectId),
-                         .integer(version.createdAt)] + columns(of: change.before) + columns(of: change.after))
-        }
+        // Each row's seq is `currval - (count - 1 - offset)`: first to last.
+        let rows = recorded.enumerated().compactMap { offset, change in row(change, seq: count - 1 - Int64(offset), at: at) }
         for start in stride(from: 0, to: rows.count, by: 1_000) {
             let chunk = rows[start..<min(start + 1_000, rows.count)]
             let values = Array(repeating: "(currval('_live_seq') - ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
@@ -70,12 +66,11 @@ enum PostgresChangeLog {
         var rows: [[SQLValue]] = []
         for (offset, change) in recorded.enumerated() {
             let seq = first + Int64(offset)
-            guard let version = change.after ?? change.before else {
+            guard let row = row(change, seq: seq, at: at) else {
                 try ChangeLog.raiseMark(of: change.className, to: seq, in: db)  // A gap mark (`markGap`).
                 continue
             }
-            rows.append([.integer(seq), .text(change.className), .integer(at), .text(version.objectId), .integer(version.createdAt)]
-                        + columns(of: change.before) + columns(of: change.after))
+            rows.append(row)
         }
         // At most 1,000 rows per statement (11 parameters each, PostgreSQL takes 65,535); the row counts that come
         // often (a write, a small batch) keep their prepared statement.
@@ -84,6 +79,13 @@ enum PostgresChangeLog {
             let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             try db.execute(insertSQL + values, chunk.flatMap { $0 }, cacheable: chunk.count <= 8)
         }
+    }
+
+    /// A change's `_live_change` values, `seq` first; nil for a gap mark (it has neither version).
+    private static func row(_ change: ObjectChange, seq: Int64, at: Int64) -> [SQLValue]? {
+        guard let version = change.after ?? change.before else { return nil }
+        return [.integer(seq), .text(change.className), .integer(at), .text(version.objectId), .integer(version.createdAt)]
+            + columns(of: change.before) + columns(of: change.after)
     }
 
     private static func columns(of row: StoredRow?) -> [SQLValue] {

@@ -56,7 +56,11 @@ extension PostgresConnection {
     /// false at the first refused one), in one pipeline, and reads every answer. Returns the last statement's result.
     /// - Throws: the first statement error (those after it were skipped); libpq's refusal; `.connectionLost`.
     func pipelined(_ send: (inout Int) -> Bool) throws -> PostgresResult {
-        let answers = runPipeline(send)
+        try lastResult(of: runPipeline(send))
+    }
+
+    /// The last statement's result, or the pipeline's first error.
+    func lastResult(of answers: PipelineAnswers) throws -> PostgresResult {
         if let failure = answers.failure { throw failure }
         guard let last = answers.results.last, let result = last else {
             throw lostOrFailed(message: "the pipeline ended without an answer")

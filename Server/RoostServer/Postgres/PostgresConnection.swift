@@ -142,11 +142,7 @@ public final class PostgresConnection {
         if preparing, let prepare = answers.results.first, prepare != nil {
             prepared[key] = PreparedStatement(name: name, lastUse: useCounter)
         }
-        if let failure = answers.failure { throw failure }
-        guard let last = answers.results.last, let result = last else {
-            throw lostOrFailed(message: "the pipeline ended without an answer")
-        }
-        return result
+        return try lastResult(of: answers)
     }
 
     /// Lets the least recently used prepared statement go when the connection keeps `preparedLimit`.

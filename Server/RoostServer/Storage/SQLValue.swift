@@ -25,16 +25,4 @@ protocol SQLQuerying {
     func fetchRows(_ sql: String, _ arguments: [SQLValue], cacheable: Bool) throws -> [[SQLValue]]
     /// Each row of `sql` in turn, none kept: for reads whose size must not grow with the rows they scan.
     func forEachRow(_ sql: String, _ arguments: [SQLValue], cacheable: Bool, _ body: ([SQLValue]) throws -> Void) throws
-    /// The UTF-8 bytes of each row's first column (empty for NULL), valid only during `body`: for scans that read
-    /// one text column of many rows without making a `String` of each (SQL shaped by a client query, never cached).
-    func forEachText(_ sql: String, _ arguments: [SQLValue], _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws
-}
-
-extension SQLQuerying {
-    func forEachText(_ sql: String, _ arguments: [SQLValue], _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
-        try forEachRow(sql, arguments, cacheable: false) { row in
-            var text = row.first?.text ?? ""
-            try text.withUTF8(body)
-        }
-    }
 }

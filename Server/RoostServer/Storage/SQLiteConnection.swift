@@ -174,6 +174,9 @@ extension SQLiteConnection: SQLQuerying {
         }
     }
 
+    /// The UTF-8 bytes of each row's first column (empty for NULL), valid only during `body`: for scans that read one
+    /// text column of many rows without making a `String` of each (`StreamedGroup`). SQL shaped by a client query:
+    /// never cached.
     func forEachText(_ sql: String, _ arguments: [SQLValue], _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
         try withStatement(sql, arguments, cacheable: false) { statement in
             while true {

@@ -8,7 +8,12 @@ enum SchemaStore {
     static func load(_ className: String, in db: some SQLQuerying) throws -> ClassSchema? {
         let connection = db as? SQLiteConnection, postgres = db as? PostgresConnection
         // A write transaction's own cache (on PostgreSQL emptied as each transaction starts: other nodes change schemas).
-        let writer: (any SQLConnection)? = connection.map { $0.isReadOnly ? nil : $0 } ?? postgres.flatMap { $0.readerSchemas == nil ? $0 : nil }
+        let writer: (any SQLConnection)?
+        if let connection {
+            writer = connection.isReadOnly ? nil : connection
+        } else {
+            writer = postgres?.readerSchemas == nil ? postgres : nil
+        }
         if let cached = writer?.schemaCache[className] { return cached }
         let shared = connection?.readerSchemas ?? postgres?.readerSchemas
         if let shared, let cached = shared.cache.lookup(className, generation: shared.generation) { return cached }

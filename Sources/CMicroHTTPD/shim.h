@@ -104,12 +104,28 @@ static inline int roost_allowed_cpu(unsigned int index)
     return count < 2 ? -1 : cpus[index % (unsigned int)count];
 }
 
-/// Each connection's memory pool (MHD's default is 32 KB). It holds the request line and headers and one
-/// record (64 bytes) per query parameter; it is mapped lazily, so a request touches only the pages it uses.
-/// libmicrohttpd 0.9.75 never answers a request whose parameters overflow the pool (the connection sits
-/// until its timeout): 490 parameters did at 32 KB. At 256 KB, every URI `roost_mhd_refuse_uri` lets
-/// through fits with room to spare.
-#define ROOST_CONNECTION_MEMORY (256 * 1024)
+/// Each connection's memory pool (MHD's default is 32 KB). It holds the request line and headers (one
+/// 64-byte record per header) and the answer's headers. libmicrohttpd 0.9.75 zeroes the whole pool
+/// before each request of a kept-alive connection (`MHD_pool_reset`): a pool of 256 KB cost every get
+/// a 256 KB memset and kept 256 KB resident per connection (measured with wrk, 16 connections: gets
+/// 27–28k/s at 256 KB, 31–37k/s at 64 KB, 34–37k/s at 32 KB; peak RSS 3 MB lower). 64 KB, not 32: at
+/// 32 KB a request with a 16 KB Cookie (within Node's 16 KB of headers, which Parse Server takes) was
+/// closed unanswered; at 64 KB headers up to 32 KB are served, and more get MHD's 431. It fits because
+/// MHD parses no query parameters (`roost_mhd_skip_query_parameters`): the server reads the target it
+/// copied itself.
+#define ROOST_CONNECTION_MEMORY (64 * 1024)
+
+/// Ends the request target libmicrohttpd keeps just after its `?`, so that MHD parses no query
+/// parameters: it would keep one 64-byte record per parameter in the connection's pool, and 0.9.75
+/// never answers a request whose parameters overflow it (490 short ones did at 32 KB: the client
+/// waited for the connection's timeout). Called from the URI log callback, which MHD 0.9.75 calls
+/// after finding the `?` and before parsing what follows it; the callback has copied the whole
+/// target by then. Writes to MHD's own (writable) read buffer, which the callback is handed as const.
+static inline void roost_mhd_skip_query_parameters(const char *uri)
+{
+    char *query = strchr((char *)uri, '?');
+    if (query != NULL && query[1] != '\0') query[1] = '\0';
+}
 
 /// The connection's socket (-1 when unknown). MHD_get_connection_info is variadic.
 static inline int roost_mhd_connection_fd(struct MHD_Connection *connection)
@@ -118,8 +134,8 @@ static inline int roost_mhd_connection_fd(struct MHD_Connection *connection)
     return info == NULL ? -1 : info->connect_fd;
 }
 
-/// Answers 431 straight on the connection's socket and shuts it down, for a request target too large to
-/// hand to libmicrohttpd (see ROOST_CONNECTION_MEMORY). Called before MHD parses the query, while it has
+/// Answers 431 straight on the connection's socket and shuts it down, for a request target over the
+/// server's limits (`HTTPServer.acceptsTarget`). Called before MHD parses the query, while it has
 /// written nothing on the connection. MHD closes the shut-down socket when it next reads it (at the latest
 /// at its connection timeout); the access handler answers nothing more for such a request.
 static inline void roost_mhd_refuse_uri(struct MHD_Connection *connection)

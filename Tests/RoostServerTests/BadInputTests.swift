@@ -119,6 +119,42 @@ import Testing
         #expect(long.status == 200)
     }
 
+    /// Headers live in the connection's 64 KB of memory (libmicrohttpd's, where the query parameters no longer go):
+    /// Node's 16 KB of them fit (a 16 KB Cookie was closed unanswered with 32 KB), with a 900-parameter target
+    /// besides; more than 32 KB is refused or closed at once, never left hanging, and the server goes on serving.
+    @Test func headersUpToNodesLimitFitAndLargerOnesEndAtOnce() async throws {
+        let sentinel = try await Sentinel()
+        let port = sentinel.server.port
+        let appId = "X-Parse-Application-Id: \(TestServer.applicationId)\r\n"
+        let parameters = (0..<900).map { "p\($0)=1" }.joined(separator: "&")
+        let fitting = [
+            "GET /parse/classes/Keep HTTP/1.1\r\nHost: roost\r\n\(appId)Cookie: \(String(repeating: "c", count: 16_000))\r\n\r\n",
+            "GET /parse/classes/Keep?where=%7B%22title%22%3A%22\(String(repeating: "a", count: 15_000))%22%7D HTTP/1.1\r\n"
+                + "Host: roost\r\n\(appId)Cookie: \(String(repeating: "c", count: 16_000))\r\n\r\n",
+            "GET /parse/classes/Keep HTTP/1.1\r\nHost: roost\r\n\(appId)" + (0..<400).map { "X-H\($0): v\r\n" }.joined() + "\r\n",
+        ]
+        for request in fitting {
+            #expect(try RawConnection(port: port).exchange(request).head.hasPrefix("HTTP/1.1 200"))
+        }
+        let withParameters = try RawConnection(port: port).exchange(
+            "GET /parse/classes/Keep?\(parameters) HTTP/1.1\r\nHost: roost\r\n\(appId)Cookie: \(String(repeating: "c", count: 8_000))\r\n\r\n")
+        #expect(withParameters.head.hasPrefix("HTTP/1.1 400"), "Parse's 102 for an unknown parameter: \(withParameters.head)")
+        let tooLarge = [
+            "GET /parse/classes/Keep HTTP/1.1\r\nHost: roost\r\n\(appId)Cookie: \(String(repeating: "c", count: 40_000))\r\n\r\n",
+            "GET /parse/classes/Keep HTTP/1.1\r\nHost: roost\r\n\(appId)Cookie: \(String(repeating: "c", count: 32_400))\r\n\r\n",
+            "GET /parse/classes/Keep?x=\(String(repeating: "a", count: 16_000)) HTTP/1.1\r\nHost: roost\r\n\(appId)"
+                + "Cookie: \(String(repeating: "c", count: 70_000))\r\n\r\n",
+        ]
+        for request in tooLarge {
+            let connection = try RawConnection(port: port)
+            try connection.send(request)
+            let answer = connection.waitForClose(within: 5)
+            #expect(answer != nil, "left open")
+            #expect(answer.map { $0.isEmpty || $0.hasPrefix("HTTP/1.1 431") } ?? false, "\(answer?.prefix(40) ?? "")")
+        }
+        try await sentinel.expectIntact()
+    }
+
     @Test func nestingDeeperThan64Is107() async throws {
         let sentinel = try await Sentinel()
         // The body object is level 1, so 64 arrays inside it make 65 levels.

@@ -45,11 +45,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// and bodies still held back by `Expect: 100-continue`, are answered at once.
     static let discardedBodyBytes = 1 << 20
     /// Node's default header limit (Parse Server answers 431 past it), and the query parameters a request
-    /// may carry (Express's query parser reads 1,000): what the connection's memory pool is sized for.
+    /// may carry (Express's query parser reads 1,000).
     static let maximumTargetBytes = 16 * 1024
     static let maximumQueryParameters = 1_000
 
-    /// Whether libmicrohttpd can be handed this request target (path and query, as received).
+    /// Whether the server takes this request target (path and query, as received).
     static func acceptsTarget(_ target: UnsafeBufferPointer<UInt8>) -> Bool {
         // A target of up to 1,000 bytes cannot hold more than 1,000 parameters: no need to count them.
         guard target.count > maximumQueryParameters else { return true }
@@ -367,6 +367,7 @@ private let uriLogger: roost_uri_log_callback = { _, uri, connection in
         roost_mhd_refuse_uri(connection)
         state.isRefused = true
     }
+    roost_mhd_skip_query_parameters(uri)  // Read from `state.target`, never from MHD.
     return Unmanaged.passRetained(state).toOpaque()
 }
 

@@ -43,6 +43,23 @@ import Testing
         #expect(status == 201)
     }
 
+    /// Bodies whose clients stop sending are ended at the request deadline (408), and their room comes back with them.
+    @Test func bodiesEndedAtTheDeadlineGiveTheirRoomBack() async throws {
+        let server = try TestServer(arguments: Self.limits + ["--request-timeout", "2"])
+        let port = server.port
+        let (ends, waited) = try await onOwnThread { () throws -> ([String], Double) in
+            let held = try (0..<2).map { _ in try Self.holdBody(port: port, from: "127.0.0.1", length: 900_000) }
+            let started = Date()
+            let next = try Self.holdBody(port: port, from: "127.0.0.1", length: 900_000)  // Once the deadline has ended those.
+            let waited = Date().timeIntervalSince(started)
+            let ends = held.map { $0.waitForClose(within: 10).map { String($0.prefix(12)) } ?? "still open" }
+            withExtendedLifetime(next) {}
+            return (ends, waited)
+        }
+        #expect(ends == ["HTTP/1.1 408", "HTTP/1.1 408"])
+        #expect(waited > 1, "room came back after \(waited) s, before the deadline")
+    }
+
     /// The 503's shape, and who still gets in while one address fills its room and then the server's.
     @Test func aBodyWithoutRoomIsRefusedAtOnceAndOthersGetIn() async throws {
         let server = try TestServer(arguments: Self.limits)

@@ -344,6 +344,8 @@ private final class RequestState {
     /// What `body` may hold, counted in `HTTPServer.bodyBudget`; given back when MHD completes the request.
     var bodyReservation = BodyBudget.Reservation()
     var dropsBody: Bool { bodyTooLarge || bodyOverBudget }
+    /// The client holds its body back until told to send it (`Expect: 100-continue`).
+    var waitsForContinue: Bool { request?.headers["expect"]?.lowercased() == "100-continue" }
     /// Answered 431 by `uriLogger` already: MHD may still parse what it read, but nothing is handled.
     var isRefused = false
     /// Counted in `HTTPServer.activeRequests` until MHD has completed it and, when it was parked,
@@ -437,9 +439,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         state.request?.clientAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         state.request?.countedClient = state.connection?.address
         guard let length = state.request?.headers["content-length"].flatMap(Int.init), length > 0 else { return MHD_Result.YES }
-        let waitsForContinue = state.request?.headers["expect"]?.lowercased() == "100-continue"
         if length > server.maxBodyBytes {
-            guard waitsForContinue || length > server.maxBodyBytes + HTTPServer.discardedBodyBytes else {
+            guard state.waitsForContinue || length > server.maxBodyBytes + HTTPServer.discardedBodyBytes else {
                 state.bodyTooLarge = true  // The chunks are dropped as they come; the 413 follows the last.
                 return MHD_Result.YES
             }
@@ -452,7 +453,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
             return MHD_Result.YES
         }
         // As for a body too large: a small one is read and dropped, so the client reads its 503, not a reset.
-        guard waitsForContinue || length > HTTPServer.discardedBodyBytes else {
+        guard state.waitsForContinue || length > HTTPServer.discardedBodyBytes else {
             state.bodyOverBudget = true
             return MHD_Result.YES
         }

@@ -394,7 +394,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, 
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     state.takeUnretainedValue().connection?.awaitRequest(headersTimeoutSeconds: server.limits.headersTimeoutSeconds)
     // Answered or not (the connection may have closed mid-body): the body's memory is free or about to be.
-    server.bodyBudget.release(&state.takeUnretainedValue().bodyReservation)
+    if state.takeUnretainedValue().bodyReservation.bytes > 0 { server.bodyBudget.release(&state.takeUnretainedValue().bodyReservation) }
     if state.takeUnretainedValue().isActive {
         state.takeUnretainedValue().ended(server)
     }
@@ -523,7 +523,7 @@ private let upgradeHandler: MHD_UpgradeHandler = { _, _, requestContext, extra, 
         state.isActive = false
         state.ended(server)
     }
-    server?.bodyBudget.release(&state.bodyReservation)  // The request is over, whenever MHD reports it completed.
+    if state.bodyReservation.bytes > 0 { server?.bodyBudget.release(&state.bodyReservation) }  // Over, whenever MHD says so.
     let upgrade = state.upgrade
     state.upgrade = nil
     let own = fcntl(socket, F_DUPFD_CLOEXEC, 0)

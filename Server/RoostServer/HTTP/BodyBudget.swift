@@ -97,7 +97,4 @@ final class BodyBudget: Sendable {
         body.reserveCapacity(reservation.bytes)
         return true
     }
-
-    /// Bytes reserved in all now.
-    var reservedBytes: Int { total.load(ordering: .relaxed) }
 }

@@ -20,6 +20,7 @@ import http.client
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -308,6 +309,112 @@ def attack_slow_body(binary, quick):
     results[-1] = results[-1] and server.stop() == "exit 0"
 
 
+# The body budget the body-memory attack runs against: two bodies per address, three in all.
+BODY_DECLARED, BODY_SENT = 19_000_000, 18_000_000
+BODY_BUDGET_PER_ADDRESS, BODY_BUDGET = 40_000_000, 64_000_000
+
+
+def expect_continue(port, source, path, length, headers=""):
+    """Sends the head of a `length`-byte POST with `Expect: 100-continue`; returns (socket, the server's first answer)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    s.sendall((f"POST /parse{path} HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: {APP_ID}\r\n{headers}"
+               f"Expect: 100-continue\r\nContent-Length: {length}\r\n\r\n").encode())
+    return s, read_answer(s)
+
+
+def read_answer(s):
+    """One HTTP answer's head and body (up to its Content-Length), as text; what came when the connection ends early."""
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < answer_length(data):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    return data.decode(errors="replace")
+
+
+def answer_length(data):
+    for line in data.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":")[1])
+    return 0
+
+
+def upload_after_flood(port, source, deadline):
+    """A 19 MB file upload from `source`, tried until the budget has room (closed connections give theirs back
+    asynchronously) or `deadline`; returns the last status line."""
+    status = "no answer"
+    while time.monotonic() < deadline:
+        s, answer = expect_continue(port, source, "/files/big.bin", BODY_DECLARED,
+                                    f"X-Parse-Master-Key: {MASTER_KEY}\r\nContent-Type: application/octet-stream\r\n")
+        with s:
+            status = answer.split("\r\n")[0]
+            if answer.startswith("HTTP/1.1 100"):
+                s.sendall(b"\0" * BODY_DECLARED)
+                return read_answer(s).split("\r\n")[0]
+        time.sleep(0.2)
+    return status
+
+
+def attack_body_memory(binary, quick, budget=(BODY_BUDGET, BODY_BUDGET_PER_ADDRESS)):
+    """Large bodies from four addresses at once, each sent up to its last megabyte and held there. Without the body
+    budget (`budget=(10**11, 0)`), the quick run's 40 connections held 730 MB; the default 1,024 per address, 20 GB."""
+    per_address = 10 if quick else 200
+    attackers = ["127.0.0.1", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
+    raise_descriptor_limit(per_address * len(attackers) + 200)
+    server = Server(binary, ["--max-buffered-body", str(budget[0]), "--max-buffered-body-per-ip", str(budget[1]),
+                             "--request-timeout", "60"])
+    baseline = server.rss_mb()
+    prober = Prober(server)
+    head = (f"POST /parse/files/held.bin HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: {APP_ID}\r\n"
+            f"X-Parse-Master-Key: {MASTER_KEY}\r\nContent-Type: application/octet-stream\r\n"
+            f"Content-Length: {BODY_DECLARED}\r\n\r\n").encode()
+    sockets, sent_at = [], {}
+    for _ in range(per_address):
+        for source in attackers:
+            s = socket.create_connection(("127.0.0.1", server.port), source_address=(source, 0))
+            s.sendall(head)
+            sent_at[s] = time.monotonic()
+            sockets.append(s)
+    # Refusals come before any body byte is sent: those still unanswered after 3 s were taken.
+    refused, latencies, refusal = set(), [], ""
+    waiting_until = time.monotonic() + 3
+    while time.monotonic() < waiting_until and len(refused) < len(sockets):
+        readable, _, _ = select.select([s for s in sockets if s not in refused], [], [], 0.1)
+        for s in readable:
+            answer = read_answer(s)
+            latencies.append(time.monotonic() - sent_at[s])
+            refused.add(s)
+            refusal = refusal or answer
+    held = [s for s in sockets if s not in refused]
+    for s in held:  # All but the last megabyte: the server holds the bytes, and still owes the request.
+        s.sendall(b"\0" * BODY_SENT)
+    time.sleep(0.5)
+    flood_peak = server.rss_mb("VmHWM")
+    small_status, _ = server.request("POST", "/classes/Small", {"n": 1}, source="127.0.0.2")
+    large, large_answer = expect_continue(server.port, "127.0.0.2", "/files/other.bin", BODY_DECLARED)
+    large.close()
+    reset_all(sockets)
+    after_flood = upload_after_flood(server.port, "127.0.0.1", time.monotonic() + 15)
+    per_address_held = budget[1] // BODY_DECLARED if budget[1] else per_address
+    expected_held = min(budget[0] // BODY_DECLARED, len(attackers) * min(per_address_held, per_address))
+    slowest = max(latencies) if latencies else 0
+    report("body memory", server, prober, [
+        (f"{len(held)} of {len(sockets)} 19 MB bodies taken (the budget holds {expected_held})", len(held) == expected_held),
+        (f"{len(refused)} refused with 503 code 1, the slowest after {slowest:.2f} s",
+         refusal.startswith("HTTP/1.1 503") and '"code":1' in refusal and slowest < 2),
+        (f"peak RSS {flood_peak:.0f} MB from {baseline:.0f} MB, within the {budget[0] >> 20} MB budget (+48 MB)",
+         flood_peak - baseline < (budget[0] >> 20) + 48),
+        (f"from another address meanwhile: a small create {small_status}, a 19 MB body {large_answer[:12]!r} (the server's budget is full)",
+         small_status == 201 and large_answer.startswith("HTTP/1.1 503")),
+        (f"after the flood, a 19 MB upload from the flooding address: {after_flood}", after_flood.startswith("HTTP/1.1 201")),
+    ], detail=f"{len(sockets)} connections from {len(attackers)} addresses")
+    results[-1] = results[-1] and server.stop() == "exit 0"
+
+
 def attack_regex(binary, quick):
     """Backtracking patterns (nested quantifiers included), in parallel, against stored values that make them backtrack."""
     rows = 1000 if quick else 4000
@@ -560,7 +667,8 @@ def attack_disk_full(binary, quick):
 
 
 ATTACKS = {
-    "flood": attack_flood, "slowloris": attack_slowloris, "slow-body": attack_slow_body, "regex": attack_regex,
+    "flood": attack_flood, "slowloris": attack_slowloris, "slow-body": attack_slow_body, "body-memory": attack_body_memory,
+    "regex": attack_regex,
     "logins": attack_logins, "memory": attack_memory, "hidden": attack_hidden, "sigkill": attack_durability,
     "disk-full": attack_disk_full,
 }

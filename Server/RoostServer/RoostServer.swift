@@ -204,6 +204,7 @@ public final class RoostServer: @unchecked Sendable {
         }
         if segments == ["health"] { return encode(APIResponse(body: ["status": "ok"])) }
         if request.bodyTooLarge { throw APIError.payloadTooLarge(limit: config.maxBodyBytes) }
+        if request.bodyOverBudget { throw APIError.bodiesOverBudget }
         if segments.first == "files" { return try handleFile(request, segments: segments) }  // Bodies are not JSON.
         if segments.first == "apps" { return accountPage(request, segments: segments, requestId: requestId, logger: logger,
                                                          started: started, later: later) }
@@ -368,7 +369,9 @@ public final class RoostServer: @unchecked Sendable {
     private func makeErrorResponse(_ error: Error, logger: Logger) -> HTTPResponse {
         let answer = errorResponse(for: error)
         if answer.isServerFault { logger.error("internal error: \(error)") }
-        return encode(APIResponse(status: answer.status, body: answer.body))
+        var response = encode(APIResponse(status: answer.status, body: answer.body))
+        if answer.status == 503 { response.headers.append(("Retry-After", "1")) }  // A moment's overload: try again soon.
+        return response
     }
 }
 

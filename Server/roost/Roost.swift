@@ -63,6 +63,10 @@ struct Serve: ParsableCommand {
     var maxConnections: Int?
     @Option(help: "Most open connections from one client address, an IPv6 /64 counting as one; 0 for no limit (env ROOST_MAX_CONNECTIONS_PER_IP, default 1024).")
     var maxConnectionsPerIp: Int?
+    @Option(help: "Most request-body bytes held in memory at once; a request whose body finds no room gets a 503; at least --max-body (env ROOST_MAX_BUFFERED_BODY, default 256 MB).")
+    var maxBufferedBody: Int?
+    @Option(help: "Most request-body bytes held in memory at once for one client address, an IPv6 /64 counting as one; at least --max-body, or 0 for no limit (env ROOST_MAX_BUFFERED_BODY_PER_IP, default 64 MB).")
+    var maxBufferedBodyPerIp: Int?
     @Option(help: "Seconds a client has to send a request's headers, from connecting or from its previous answer (env ROOST_HEADERS_TIMEOUT, default 20).")
     var headersTimeout: Int?
     @Option(help: "Seconds a client has to send a whole request, headers and body (env ROOST_REQUEST_TIMEOUT, default 120).")
@@ -129,6 +133,13 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(maxConnectionsPerIp, "max-connections-per-ip", in: 0...Int.max) {
             config.connectionLimits.maxConnectionsPerAddress = value
         }
+        if let value = try settings.integer(maxBufferedBody, "max-buffered-body", in: positive) {
+            config.connectionLimits.maxBufferedBodyBytes = value
+        }
+        if let value = try settings.integer(maxBufferedBodyPerIp, "max-buffered-body-per-ip", in: 0...Int.max) {
+            config.connectionLimits.maxBufferedBodyBytesPerAddress = value
+        }
+        try checkBodyBudget(config, settings)
         if let value = try settings.integer(headersTimeout, "headers-timeout", in: positive) {
             config.connectionLimits.headersTimeoutSeconds = value
         }
@@ -274,6 +285,20 @@ struct Serve: ParsableCommand {
             while getppid() == parent { usleep(500_000) }
             LogSink.standardError.flush()
             Foundation.exit(0)
+        }
+    }
+
+    /// A body budget under `--max-body` would refuse the largest bodies it allows every time (503s retried in vain).
+    private func checkBodyBudget(_ config: ServerConfig, _ settings: Settings) throws {
+        let limits = config.connectionLimits
+        let budgets = [("max-buffered-body", limits.maxBufferedBodyBytes, maxBufferedBody),
+                       ("max-buffered-body-per-ip", limits.maxBufferedBodyBytesPerAddress, maxBufferedBodyPerIp)]
+        for (name, bytes, flag) in budgets where bytes != 0 && bytes < config.maxBodyBytes {
+            let variable = Settings.variable(for: name)
+            let source = flag != nil ? "--\(name): \(bytes)" : settings.environment[variable] != nil ? "\(variable): \(bytes)"
+                : "--\(name): its default, \(bytes)"
+            throw ValidationError("invalid value for \(source) (expected at least --max-body, \(config.maxBodyBytes): "
+                + "larger bodies would always be refused)")
         }
     }
 

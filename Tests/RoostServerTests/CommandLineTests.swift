@@ -63,6 +63,10 @@ import Testing
         ([], ["ROOST_PIN_THREADS": "maybe"], "ROOST_PIN_THREADS"),
         ([], ["ROOST_ALLOW_CUSTOM_OBJECT_ID": "sure"], "ROOST_ALLOW_CUSTOM_OBJECT_ID"),
         ([], ["ROOST_LOG_LEVEL": "loud"], "ROOST_LOG_LEVEL"),
+        // A body budget must hold the largest body allowed.
+        (["--max-buffered-body", "1000000"], [:], "--max-buffered-body"),
+        ([], ["ROOST_MAX_BUFFERED_BODY_PER_IP": "1000000"], "ROOST_MAX_BUFFERED_BODY_PER_IP"),
+        (["--max-body", "300000000"], [:], "--max-buffered-body"),
     ])
     func badValuesAreRefusedNamingTheFlagOrVariable(arguments: [String], environment: [String: String], named: String) throws {
         let dataDirectory = CommandLineTests.freshPath()

@@ -11,6 +11,8 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The body went over the configured limit and was not kept.
     public var bodyTooLarge: Bool
+    /// The server held too many bodies to take this one (`BodyBudget`): it was not kept.
+    public var bodyOverBudget = false
     /// The peer's IP address (`127.0.0.1`, `::1`), empty when unknown.
     public var clientAddress: String = ""
     /// The peer's address as per-address limits count it, from its socket address (nil when unknown).

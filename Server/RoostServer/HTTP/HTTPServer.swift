@@ -64,6 +64,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// What each daemon's connection-notify callback is given: the server and the daemon's index.
     private var daemonSlots: [DaemonSlot] = []
     fileprivate let gate: ConnectionGate
+    /// The request bodies held in memory at once (`limits.maxBufferedBodyBytes…`).
+    let bodyBudget: BodyBudget
     fileprivate let watcher: DeadlineWatcher
     private let acceptorFinished = DispatchSemaphore(value: 0)
     private struct DaemonList: @unchecked Sendable {
@@ -93,6 +95,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.limits = limits
         let daemonCount = max(threads, 1)
         gate = ConnectionGate(limits: limits, daemons: daemonCount)
+        bodyBudget = BodyBudget(limits: limits)
         watcher = DeadlineWatcher(daemons: daemonCount)
         port = listener.port
         listenSocket = listener.release()
@@ -236,6 +239,13 @@ public final class HTTPServer: @unchecked Sendable {
         daemons.deallocate()
     }
 
+    /// Answers a request whose body is refused before it is read (too large, or no room in `bodyBudget`): MHD
+    /// closes the connection after the answer, since the body is left unread.
+    fileprivate func answerBeforeBody(on connection: OpaquePointer, state: RequestState) -> MHD_Result {
+        guard state.connection?.owe(by: 0) ?? true, beginRequest(state) else { return MHD_Result.NO }
+        return send(handler(state.request!, nil) ?? HTTPResponse(status: 500), on: connection, state: state)
+    }
+
     fileprivate func send(_ response: HTTPResponse, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
         if response.dropsConnection { return MHD_Result.NO }  // MHD closes the connection unanswered.
         if let upgrade = response.upgrade { state.upgrade = upgrade }
@@ -329,6 +339,13 @@ private final class RequestState {
     var request: HTTPRequest?
     var body: [UInt8] = []
     var bodyTooLarge = false
+    /// `HTTPServer.bodyBudget` had no room for the body: it is not kept, and the answer is a 503.
+    var bodyOverBudget = false
+    /// What `body` may hold, counted in `HTTPServer.bodyBudget`; given back when MHD completes the request.
+    var bodyReservation = BodyBudget.Reservation()
+    var dropsBody: Bool { bodyTooLarge || bodyOverBudget }
+    /// The client holds its body back until told to send it (`Expect: 100-continue`).
+    var waitsForContinue: Bool { request?.headers["expect"]?.lowercased() == "100-continue" }
     /// Answered 431 by `uriLogger` already: MHD may still parse what it read, but nothing is handled.
     var isRefused = false
     /// Counted in `HTTPServer.activeRequests` until MHD has completed it and, when it was parked,
@@ -377,6 +394,8 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, 
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     state.takeUnretainedValue().connection?.awaitRequest(headersTimeoutSeconds: server.limits.headersTimeoutSeconds)
+    // Answered or not (the connection may have closed mid-body): the body's memory is free or about to be.
+    if state.takeUnretainedValue().bodyReservation.bytes > 0 { server.bodyBudget.release(&state.takeUnretainedValue().bodyReservation) }
     if state.takeUnretainedValue().isActive {
         state.takeUnretainedValue().ended(server)
     }
@@ -420,25 +439,42 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         roost_mhd_client_address(connection, &address, socklen_t(address.count))
         state.request?.clientAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         state.request?.countedClient = state.connection?.address
-        if let length = state.request?.headers["content-length"].flatMap(Int.init), length > server.maxBodyBytes {
-            let waitsForContinue = state.request?.headers["expect"]?.lowercased() == "100-continue"
-            guard waitsForContinue || length > server.maxBodyBytes + HTTPServer.discardedBodyBytes else {
+        guard let length = state.request?.headers["content-length"].flatMap(Int.init), length > 0 else { return MHD_Result.YES }
+        if length > server.maxBodyBytes {
+            guard state.waitsForContinue || length > server.maxBodyBytes + HTTPServer.discardedBodyBytes else {
                 state.bodyTooLarge = true  // The chunks are dropped as they come; the 413 follows the last.
                 return MHD_Result.YES
             }
             state.request?.bodyTooLarge = true
-            guard state.connection?.owe(by: 0) ?? true, server.beginRequest(state) else { return MHD_Result.NO }
-            return server.send(server.handler(state.request!, nil) ?? HTTPResponse(status: 500), on: connection, state: state)
+            return server.answerBeforeBody(on: connection, state: state)
         }
-        return MHD_Result.YES
+        // Reserved before a byte of the body is read (see `BodyBudget`); the buffer is made that size at once.
+        if server.bodyBudget.reserve(&state.bodyReservation, upTo: length, from: state.connection?.address) {
+            state.body.reserveCapacity(length)
+            return MHD_Result.YES
+        }
+        // As for a body too large: a small one is read and dropped, so the client reads its 503, not a reset.
+        guard state.waitsForContinue || length > HTTPServer.discardedBodyBytes else {
+            state.bodyOverBudget = true
+            return MHD_Result.YES
+        }
+        state.request?.bodyOverBudget = true
+        return server.answerBeforeBody(on: connection, state: state)
     }
 
     let chunkSize = uploadDataSize.pointee
     if chunkSize > 0 {
-        if !state.bodyTooLarge, let uploadData {
-            if state.body.count + chunkSize > server.maxBodyBytes {
+        if !state.dropsBody, let uploadData {
+            let needed = state.body.count + chunkSize
+            if needed > server.maxBodyBytes {
                 state.bodyTooLarge = true
                 state.body = []
+                server.bodyBudget.release(&state.bodyReservation)
+            } else if !server.bodyBudget.makeRoom(in: &state.body, for: needed, maximum: server.maxBodyBytes,
+                                                  reservation: &state.bodyReservation, from: state.connection?.address) {
+                state.bodyOverBudget = true  // A body without a declared length (chunked) outgrew the room left.
+                state.body = []
+                server.bodyBudget.release(&state.bodyReservation)
             } else {
                 uploadData.withMemoryRebound(to: UInt8.self, capacity: chunkSize) {
                     state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: chunkSize))
@@ -459,6 +495,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     var request = state.request!
     request.body = state.body
     request.bodyTooLarge = state.bodyTooLarge
+    request.bodyOverBudget = state.bodyOverBudget
     state.body = []
     guard let response = server.handler(request, LaterReply(server: server, connection: connection, state: state)) else {
         return MHD_Result.YES  // Parked: `LaterReply.send(_:)` resumes the connection.
@@ -487,6 +524,7 @@ private let upgradeHandler: MHD_UpgradeHandler = { _, _, requestContext, extra, 
         state.isActive = false
         state.ended(server)
     }
+    if state.bodyReservation.bytes > 0 { server?.bodyBudget.release(&state.bodyReservation) }  // Over, whenever MHD says so.
     let upgrade = state.upgrade
     state.upgrade = nil
     let own = fcntl(socket, F_DUPFD_CLOEXEC, 0)

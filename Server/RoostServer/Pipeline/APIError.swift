@@ -9,6 +9,9 @@ enum APIError: Error {
     case masterKeyRequired
     /// 413 `{"error":"request entity too large"}` (Parse's body-parser answer): the body went over `--max-body`.
     case payloadTooLarge(limit: Int)
+    /// 503 `{"code":1,"error":"too many request bodies in progress"}` with `Retry-After`: the bodies held in memory at
+    /// once are at their limit (`BodyBudget`). Not the request's fault, and soon over: SDKs retry a 503.
+    case bodiesOverBudget
     /// 404: no such route.
     case routeNotFound(method: String, path: String)
     /// 400 `{"code":141,"error":<value>}`: a webhook's `error` that is not a message (an object without `message`),
@@ -35,6 +38,8 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
         case .masterKeyRequired: return (403, ["error": "unauthorized: master key is required"], false)
         case .payloadTooLarge:
             return (413, ["error": "request entity too large"], false)
+        case .bodiesOverBudget:
+            return (503, ["code": 1, "error": "too many request bodies in progress"], false)
         case .routeNotFound(let method, let path):
             return (404, ["error": .string("Cannot \(method) \(path)")], false)
         case .scriptFailed(let value):

@@ -47,10 +47,10 @@ import Testing
     }
 }
 
-/// A large download from PostgreSQL is streamed a chunk at a time: the server's peak resident memory grows by far
-/// less than the file. In TIMED_SUITES (run alone): the measurement is of one server process, but a 48 MB upload
-/// and download take long under the parallel phase's load.
-@Suite struct PostgresFileMemoryTests {
+/// A large download is streamed a piece at a time, from PostgreSQL's chunks or from the file on disk: the server's
+/// peak resident memory grows by far less than the file. In TIMED_SUITES (run alone): the measurement is of one
+/// server process, but a 48 MB upload and download take long under the parallel phase's load.
+@Suite struct FileMemoryTests {
     /// `VmHWM` (peak) or `VmRSS` of a process, in MB.
     static func memory(_ pid: Int32, _ field: String) -> Double {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
@@ -63,9 +63,9 @@ import Testing
         (try? "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)) != nil
     }
 
-    @Test func aLargeDownloadIsStreamedNotHeld() async throws {
+    @Test(arguments: [false, true]) func aLargeDownloadIsStreamedNotHeld(onPostgres: Bool) async throws {
         let megabytes = 48
-        let server = try TestServer(arguments: ["--max-body", String((megabytes + 8) << 20)], onPostgres: true)
+        let server = try TestServer(arguments: ["--max-body", String((megabytes + 8) << 20)], onPostgres: onPostgres)
         let pid = server.process.pid
         let bytes = PostgresFileTests.distinctBytes(megabytes << 20)
         let before = Self.memory(pid, "VmRSS")
@@ -84,7 +84,7 @@ import Testing
         let downloadGrowth = Self.memory(pid, "VmHWM") - base
         #expect(download.status == 200)
         #expect(download.body == bytes)
-        print("PostgresFileMemoryTests: \(megabytes) MB file; server peak growth: upload \(Int(uploadPeak)) MB in \(String(format: "%.1f", uploadSeconds)) s (the body is buffered, as on SQLite), download \(Int(downloadGrowth)) MB in \(String(format: "%.1f", downloadSeconds)) s")
+        print("FileMemoryTests (\(onPostgres ? "PostgreSQL" : "SQLite")): \(megabytes) MB file; server peak growth: upload \(Int(uploadPeak)) MB in \(String(format: "%.1f", uploadSeconds)) s (the body is buffered), download \(Int(downloadGrowth)) MB in \(String(format: "%.1f", downloadSeconds)) s")
         #expect(downloadGrowth < 16, "a \(megabytes) MB download grew the server by \(downloadGrowth) MB")
     }
 }

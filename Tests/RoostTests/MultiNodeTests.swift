@@ -7,8 +7,9 @@ import Testing
 /// Several roost processes on one PostgreSQL database behind nginx (README's example configuration, round robin):
 /// the SDK's flows keep working while consecutive requests land on different nodes, a session revoked on one node is
 /// refused by the others at once, schema changes racing from two nodes end consistent without a 500, and a node
-/// killed with SIGKILL under write load loses no acknowledged write. Timed (in TIMED_SUITES): several processes at
-/// once, with time-bounded waits.
+/// killed with SIGKILL under write load loses no acknowledged write; `saveEventually` through lost replies stores each
+/// object once (MultiNodeLostReplyTests.swift). Timed (in TIMED_SUITES): several processes at once, with time-bounded
+/// waits.
 @Suite struct MultiNodeTests {
     @Test func anSDKUserMovesAcrossNodesKeepingTheAnonymousIdAndTheACLs() async throws {
         let cluster = try NodeCluster(nodes: 3)

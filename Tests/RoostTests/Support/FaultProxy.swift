@@ -17,18 +17,25 @@ final class FaultProxy: @unchecked Sendable {
         case respond(status: Int, headers: [(String, String)], body: String)
         /// No reply for this long, then the connection closes (a server that accepted and stalled).
         case stall(seconds: Double)
+        /// Forwarded, so the server commits it; its reply is read and dropped, and the connection closes without one
+        /// (a reply lost on the way back).
+        case loseReply
     }
 
     let port: Int
     private let upstreamPort: Int
     private let listener: Int32
     private let decide: @Sendable (Request) -> Action
+    private let observe: (@Sendable (Request, _ replyHeaders: [String: String], _ lost: Bool) -> Void)?
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)/parse")! }
 
-    init(upstreamPort: Int, decide: @escaping @Sendable (Request) -> Action) throws {
+    /// `observe` hears of every reply the server sent (lower-cased header names), and whether it was lost.
+    init(upstreamPort: Int, observe: (@Sendable (Request, _ replyHeaders: [String: String], _ lost: Bool) -> Void)? = nil,
+         decide: @escaping @Sendable (Request) -> Action) throws {
         self.upstreamPort = upstreamPort
         self.decide = decide
+        self.observe = observe
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = FaultProxy.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
@@ -90,8 +97,23 @@ final class FaultProxy: @unchecked Sendable {
             usleep(UInt32(seconds * 1_000_000))
         case .forward:
             guard let reply = forward(head: lines, body: body) else { return }
+            observe?(request, FaultProxy.headers(of: reply), false)
             FaultProxy.write(connection, reply)
+        case .loseReply:
+            guard let reply = forward(head: lines, body: body) else { return }
+            observe?(request, FaultProxy.headers(of: reply), true)
         }
+    }
+
+    /// A reply's headers, lower-cased names.
+    private static func headers(of reply: [UInt8]) -> [String: String] {
+        guard let end = reply.firstRange(of: Array("\r\n\r\n".utf8)) else { return [:] }
+        var headers: [String: String] = [:]
+        for line in String(decoding: reply[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return headers
     }
 
     /// Sends the request to the server and returns its reply, re-headed with `Connection: close`.

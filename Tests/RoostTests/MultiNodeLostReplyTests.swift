@@ -18,13 +18,7 @@ extension MultiNodeTests {
             try await Task.sleep(nanoseconds: 50_000_000)
         }
         try await network.waitForLostReplies(8)
-        network.mode = .healed
-        let drained = try await client.waitForPendingWrites(timeout: 30)
-        #expect(drained && client.pendingCount == 0, "\(client.pendingCount) commands still queued")
-        #expect(try client.failedCommands().isEmpty)
-        network.report("one device")
-        #expect(network.nodes(lost: true).count >= 2 && network.nodes(lost: false).count >= 2,
-                "lost on \(network.nodes(lost: true)), delivered on \(network.nodes(lost: false))")
+        try await Self.healAndDrain(client, network, "one device")
 
         let stored = try await Self.storedOnce(cluster)
         for (index, item) in items.enumerated() {
@@ -49,17 +43,23 @@ extension MultiNodeTests {
         let left = relaunched.pendingCount
         #expect(left > 0, "the first instance delivered everything before it quit")
         try await network.waitForLostReplies(network.lostCount + 2)  // The new instance retries into the loss, too.
-        network.mode = .healed
-        let drained = try await relaunched.waitForPendingWrites(timeout: 30)
-        #expect(drained && relaunched.pendingCount == 0, "\(relaunched.pendingCount) commands still queued")
-        #expect(try relaunched.failedCommands().isEmpty)
-        network.report("restarted device, \(left) commands left at the restart")
-        #expect(network.nodes(lost: true).count >= 2 && network.nodes(lost: false).count >= 2,
-                "lost on \(network.nodes(lost: true)), delivered on \(network.nodes(lost: false))")
+        try await Self.healAndDrain(relaunched, network, "restarted device, \(left) commands left at the restart")
         _ = try await Self.storedOnce(cluster)
     }
 
     static let objectCount = 20
+
+    /// Heals the network, then expects `client`'s queue delivered within 30 s with nothing failed, and the lost and
+    /// the delivered writes each spread over at least two nodes.
+    static func healAndDrain(_ client: RoostClient, _ network: LossyNetwork, _ what: String) async throws {
+        network.mode = .healed
+        let drained = try await client.waitForPendingWrites(timeout: 30)
+        #expect(drained && client.pendingCount == 0, "\(client.pendingCount) commands still queued")
+        #expect(try client.failedCommands().isEmpty)
+        network.report(what)
+        #expect(network.nodes(lost: true).count >= 2 && network.nodes(lost: false).count >= 2,
+                "lost on \(network.nodes(lost: true)), delivered on \(network.nodes(lost: false))")
+    }
 
     /// An SDK client ("device") whose requests go through `proxy`, then nginx.
     static func device(_ proxy: FaultProxy, storage: URL?) throws -> RoostClient {

@@ -509,9 +509,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
 /// The owner gets a duplicate of the socket, and MHD's connection is closed at once: libmicrohttpd 0.9.75
 /// keeps an upgraded connection's memory pool (`ROOST_CONNECTION_MEMORY`) until it is closed, and by then
 /// the response headers' write buffer has touched most of it (shrinking a pool block zeroes what it
-/// frees): ~100 KB of resident memory for each idle WebSocket. Closing MHD's descriptor leaves the socket
-/// open: under `MHD_USE_TURBO` MHD does not `shutdown()` it, and it took the socket out of its epoll set when
-/// the upgrade suspended the connection. The connection's `ConnectionGate` slot stays counted until the
+/// frees): most of the pool stayed resident for each idle WebSocket (~100 KB of the 256 KB pools then).
+/// Closing MHD's descriptor leaves the socket open: under `MHD_USE_TURBO` MHD does not `shutdown()` it, and it
+/// took the socket out of its epoll set when the upgrade suspended the connection. The connection's `ConnectionGate` slot stays counted until the
 /// owner closes its descriptor.
 private let upgradeHandler: MHD_UpgradeHandler = { _, _, requestContext, extra, extraSize, socket, handle in
     guard let requestContext, let handle else { return }

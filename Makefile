@@ -8,7 +8,7 @@ build: deps
 	swift build
 
 release: deps
-	swift build -c release
+	./scripts/build-release.sh
 
 serve: release
 	.build/release/roost serve $(ARGS)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs valgrind if missing, builds the release binary if needed, then counts instructions per request.
+# Installs valgrind if missing, builds the release binary, then counts instructions per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh valgrind python3 binutils
-[ -x .build/release/roost ] || swift build -c release
+./scripts/build-release.sh --product roost  # quick when nothing changed
 exec python3 bench/instructions.py "$@"

@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh wrk postgresql nginx
 mkdir -p bench/out
-swift build -c release --product roost
+./scripts/build-release.sh --product roost
 exec python3 bench/postgres.py "$@"

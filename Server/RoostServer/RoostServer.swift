@@ -72,9 +72,12 @@ public final class RoostServer: @unchecked Sendable {
     /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
     public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
         try startLiveQuery()
+        // File uploads (`POST /parse/files/name`) over 1 MB go to disk as they arrive, not to memory.
+        let uploads = config.mountPath + "/files/"
+        let spool = BodySpool(directory: config.dataDirectory) { method, path in method == "POST" && path.hasPrefix(uploads) }
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
-            maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, commonHeaders: CORS.headers
+            maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, spool: spool, commonHeaders: CORS.headers
         ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server
         pruner = IdempotencyPruner(storage: storage)
@@ -205,6 +208,7 @@ public final class RoostServer: @unchecked Sendable {
         if segments == ["health"] { return encode(APIResponse(body: ["status": "ok"])) }
         if request.bodyTooLarge { throw APIError.payloadTooLarge(limit: config.maxBodyBytes) }
         if request.bodyOverBudget { throw APIError.bodiesOverBudget }
+        if let error = request.bodyWriteError { throw error }  // The disk is full: "database or disk is full".
         if segments.first == "files" { return try handleFile(request, segments: segments) }  // Bodies are not JSON.
         if segments.first == "apps" { return accountPage(request, segments: segments, requestId: requestId, logger: logger,
                                                          started: started, later: later) }

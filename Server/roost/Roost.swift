@@ -63,9 +63,9 @@ struct Serve: ParsableCommand {
     var maxConnections: Int?
     @Option(help: "Most open connections from one client address, an IPv6 /64 counting as one; 0 for no limit (env ROOST_MAX_CONNECTIONS_PER_IP, default 1024).")
     var maxConnectionsPerIp: Int?
-    @Option(help: "Most request-body bytes held in memory at once; a request whose body finds no room gets a 503; at least --max-body (env ROOST_MAX_BUFFERED_BODY, default 256 MB).")
+    @Option(help: "Most request-body bytes held at once, in memory or (file uploads over 1 MB) on disk; a request whose body finds no room gets a 503; at least --max-body (env ROOST_MAX_BUFFERED_BODY, default 256 MB).")
     var maxBufferedBody: Int?
-    @Option(help: "Most request-body bytes held in memory at once for one client address, an IPv6 /64 counting as one; at least --max-body, or 0 for no limit (env ROOST_MAX_BUFFERED_BODY_PER_IP, default 64 MB).")
+    @Option(help: "Most request-body bytes held at once for one client address, an IPv6 /64 counting as one; at least --max-body, or 0 for no limit (env ROOST_MAX_BUFFERED_BODY_PER_IP, default 64 MB).")
     var maxBufferedBodyPerIp: Int?
     @Option(help: "Seconds a client has to send a request's headers, from connecting or from its previous answer (env ROOST_HEADERS_TIMEOUT, default 20).")
     var headersTimeout: Int?

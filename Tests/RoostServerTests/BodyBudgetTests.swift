@@ -123,6 +123,48 @@ import Testing
         #expect(after.hasPrefix("HTTP/1.1 200"), "\(after)")
     }
 
+    /// File uploads over 1 MB go to disk as they arrive (`BodySpool`) and still count in the budget: one held upload
+    /// of 2.5 MB leaves no room for a second in a 4 MB budget. A chunked one arrives whole through the spool file, and
+    /// the spool files leave nothing in the data directory.
+    @Test func uploadsSpooledToDiskCountInTheBudgetAndArriveWhole() async throws {
+        let server = try TestServer(arguments: ["--max-body", "3000000", "--max-buffered-body", "4000000", "--max-buffered-body-per-ip", "0"])
+        let port = server.port
+        let upload = "/parse/files/held.bin"
+        let master = "X-Parse-Master-Key: \(TestServer.masterKey)\r\n"
+        let second = try await onOwnThread { () throws -> String in
+            let held = try Self.holdBody(port: port, from: "127.0.0.1", length: 2_500_000, path: upload, headers: master)
+            let second = try Self.startBody(port: port, from: "127.0.0.1", length: 2_500_000, path: upload, headers: master)
+            withExtendedLifetime(held) {}
+            return second.answer.map { $0.head.components(separatedBy: "\r\n")[0] + " " + $0.body } ?? "taken"
+        }
+        #expect(second == "HTTP/1.1 503 Service Unavailable " + Self.refusal)
+
+        let bytes = [UInt8](PostgresFileTests.distinctBytes(2_200_000))
+        let (head, body) = try await onOwnThread { () throws -> (String, String) in
+            var answer = (head: "", body: "")
+            for _ in 0..<100 {  // The held upload's room comes back once its connection's close is seen.
+                let chunked = try RawConnection(port: port)
+                try chunked.send("POST /parse/files/chunked.bin HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n"
+                    + master + "Content-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                for start in stride(from: 0, to: bytes.count, by: 100_000) {
+                    let piece = bytes[start..<min(start + 100_000, bytes.count)]
+                    try chunked.send(String(piece.count, radix: 16) + "\r\n")
+                    try chunked.send(bytes: Array(piece) + Array("\r\n".utf8))
+                }
+                answer = try chunked.exchange("0\r\n\r\n")
+                if !answer.head.hasPrefix("HTTP/1.1 503") { break }
+                usleep(200_000)
+            }
+            return answer
+        }
+        #expect(head.hasPrefix("HTTP/1.1 201"), "\(head) \(body)")
+        let name = try #require((try? JSONParser.parse(body))?["name"]?.stringValue)
+        let download = try await server.request("GET", "/files/\(TestServer.applicationId)/\(name)", appId: false)
+        #expect(download.body == Data(bytes))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory.path).filter { $0.hasPrefix(".upload-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     /// A POST of `json` with its Content-Length, as a client sends it whole.
     static func post(_ json: String) -> String {
         "POST /parse/classes/Budget HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n"
@@ -132,9 +174,10 @@ import Testing
     /// Sends the head of a `length`-byte POST from `source` with `Expect: 100-continue`, and the body's first byte when
     /// the server takes it. `answer` is nil when it did (the body's room is reserved while the connection lives), else
     /// the server's answer. Blocking.
-    static func startBody(port: Int, from source: String, length: Int) throws -> (connection: RawConnection, answer: (head: String, body: String)?) {
+    static func startBody(port: Int, from source: String, length: Int, path: String = "/parse/classes/Held",
+                          headers: String = "") throws -> (connection: RawConnection, answer: (head: String, body: String)?) {
         let connection = try RawConnection(port: port, from: source)
-        try connection.send("POST /parse/classes/Held HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n"
+        try connection.send("POST \(path) HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n" + headers
             + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: \(length)\r\n\r\n")
         let answer = try connection.receive()
         guard answer.head.hasPrefix("HTTP/1.1 100") else { return (connection, answer) }
@@ -144,10 +187,11 @@ import Testing
 
     /// `startBody` until the server takes the body (within 20 s: connections closed just before give their room back
     /// asynchronously). Blocking.
-    static func holdBody(port: Int, from source: String, length: Int) throws -> RawConnection {
+    static func holdBody(port: Int, from source: String, length: Int, path: String = "/parse/classes/Held",
+                         headers: String = "") throws -> RawConnection {
         let deadline = Date().addingTimeInterval(20)
         while true {
-            let (connection, answer) = try startBody(port: port, from: source, length: length)
+            let (connection, answer) = try startBody(port: port, from: source, length: length, path: path, headers: headers)
             guard let answer else { return connection }
             guard Date() < deadline else { throw RawConnection.Failure(description: "no room after 20 s: \(answer.head)") }
             usleep(100_000)

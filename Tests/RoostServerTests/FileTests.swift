@@ -131,5 +131,15 @@ import Testing
         ]
         let jsForm = try await server.request("POST", "/files/picture", body: Data(body.encoded()), headers: ["Content-Type": "text/plain"], appId: false)
         #expect(jsForm.json["name"]?.stringValue?.hasSuffix("_picture.png") == true, "\(jsForm.text)")
+
+        // Over 1 MB the body is spooled to disk as it arrives (`BodySpool`); the JS SDK's form is read back from there.
+        let large = PostgresFileTests.distinctBytes(1_200_000)
+        let largeForm: JSON = [
+            "base64": .string(Base64.encode(Array(large))), "_ContentType": "application/octet-stream",
+            "_ApplicationId": .string(TestServer.applicationId), "_SessionToken": .string(token),
+        ]
+        let largeUpload = try await server.request("POST", "/files/large.bin", body: Data(largeForm.encoded()), headers: ["Content-Type": "text/plain"], appId: false)
+        let largeName = try #require(largeUpload.json["name"]?.stringValue, "\(largeUpload.text)")
+        #expect(try await server.request("GET", "/files/\(TestServer.applicationId)/\(largeName)", appId: false).body == large)
     }
 }

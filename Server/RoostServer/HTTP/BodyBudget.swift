@@ -1,6 +1,7 @@
 import Synchronization
 
-/// Bounds the request-body bytes held in memory at once, in all and per client address (`ConnectionLimits`).
+/// Bounds the request-body bytes held in memory at once, in all and per client address (`ConnectionLimits`); the
+/// bodies written to disk as they arrive (`BodySpool`) count too, so that the disk they take is bounded alike.
 ///
 /// Bodies are buffered whole before any handler or authentication runs. Without a bound, one address's 1,024
 /// connections, each sending a 20 MB body just fast enough for the request deadline, made the server hold 20 GB.
@@ -90,11 +91,16 @@ final class BodyBudget: Sendable {
     func makeRoom(in body: inout [UInt8], for needed: Int, maximum: Int, reservation: inout Reservation,
                   from address: ConnectionGate.Address?) -> Bool {
         guard needed > reservation.bytes else { return true }
-        let doubled = min(max(needed, 2 * reservation.bytes), maximum)
-        guard reserve(&reservation, upTo: doubled, from: address) || reserve(&reservation, upTo: needed, from: address) else {
-            return false
-        }
+        guard grow(&reservation, toHold: needed, maximum: maximum, from: address) else { return false }
         body.reserveCapacity(reservation.bytes)
         return true
+    }
+
+    /// Grows `reservation` to hold `needed` bytes (at most `maximum`) as `makeRoom` does, for a body kept
+    /// elsewhere than in a buffer (`SpooledBody`). False when the budget has no room.
+    func grow(_ reservation: inout Reservation, toHold needed: Int, maximum: Int, from address: ConnectionGate.Address?) -> Bool {
+        guard needed > reservation.bytes else { return true }
+        let doubled = min(max(needed, 2 * reservation.bytes), maximum)
+        return reserve(&reservation, upTo: doubled, from: address) || reserve(&reservation, upTo: needed, from: address)
     }
 }

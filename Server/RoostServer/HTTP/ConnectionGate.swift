@@ -15,10 +15,11 @@ public struct ConnectionLimits: Sendable {
     public var requestTimeoutSeconds = 120
     /// Seconds a connection may go without any traffic (libmicrohttpd's connection timeout).
     public var idleTimeoutSeconds = 30
-    /// Request-body bytes held in memory at once, in all (`BodyBudget`); a request past it gets a 503. Room for a
-    /// dozen 20 MB uploads at once, and within what a 1 GB machine can spare. At least `maxBodyBytes`.
+    /// Request-body bytes held at once (in memory, or on disk: `BodySpool`), in all (`BodyBudget`); a request past
+    /// it gets a 503. Room for a dozen 20 MB uploads at once, and within what a 1 GB machine can spare. At least
+    /// `maxBodyBytes`.
     public var maxBufferedBodyBytes = 256 * 1024 * 1024
-    /// Request-body bytes held in memory at once for one client address (an IPv6 client: its /64); 0 for no
+    /// Request-body bytes held at once for one client address (an IPv6 client: its /64); 0 for no
     /// limit. Three 20 MB uploads at once; a quarter of the total, so it takes four addresses to fill that.
     public var maxBufferedBodyBytesPerAddress = 64 * 1024 * 1024
 

@@ -13,6 +13,10 @@ public struct HTTPRequest: Sendable {
     public var bodyTooLarge: Bool
     /// The server held too many bodies to take this one (`BodyBudget`): it was not kept.
     public var bodyOverBudget = false
+    /// The body, when it was written to disk as it arrived (`BodySpool`) rather than kept in `body`.
+    public var spooledBody: SpooledBody?
+    /// Writing the body to disk failed (the disk is full): it was not kept.
+    public var bodyWriteError: (any Error)?
     /// The peer's IP address (`127.0.0.1`, `::1`), empty when unknown.
     public var clientAddress: String = ""
     /// The peer's address as per-address limits count it, from its socket address (nil when unknown).

@@ -39,6 +39,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     let handler: Handler
     let maxBodyBytes: Int
+    /// Which bodies are written to disk as they arrive (file uploads), nil for none.
+    let spool: BodySpool?
     /// A body declared up to this much over `maxBodyBytes` is read and thrown away before the 413, so
     /// the connection stays usable. Answering at once and closing made the kernel reset a connection
     /// whose client was still sending: the client saw "connection reset", not the 413. Larger bodies,
@@ -64,7 +66,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// What each daemon's connection-notify callback is given: the server and the daemon's index.
     private var daemonSlots: [DaemonSlot] = []
     fileprivate let gate: ConnectionGate
-    /// The request bodies held in memory at once (`limits.maxBufferedBodyBytes…`).
+    /// The request bodies held at once, in memory or spooled (`limits.maxBufferedBodyBytes…`).
     let bodyBudget: BodyBudget
     fileprivate let watcher: DeadlineWatcher
     private let acceptorFinished = DispatchSemaphore(value: 0)
@@ -85,10 +87,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// Starts serving the connections of `listener` at once.
     /// - Throws: `HTTPServerError.cannotStart` when the daemons cannot be started.
     public init(listener: consuming ListeningSocket, threads: Int, pinThreads: Bool, maxBodyBytes: Int,
-                limits: ConnectionLimits = ConnectionLimits(),
+                limits: ConnectionLimits = ConnectionLimits(), spool: BodySpool? = nil,
                 commonHeaders: [(String, String)], handler: @escaping Handler) throws {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
+        self.spool = spool
         self.commonHeaders = commonHeaders
         var limits = limits
         limits.maxConnections = min(limits.maxConnections, Self.raiseDescriptorLimit() - Self.reservedDescriptors)
@@ -239,6 +242,13 @@ public final class HTTPServer: @unchecked Sendable {
         daemons.deallocate()
     }
 
+    /// Whether the body of `state`'s request is (or now goes) on disk, holding `bodyBytes` (see `BodySpool`).
+    fileprivate func spools(_ state: RequestState, bodyBytes: Int) -> Bool {
+        guard state.spooledBody == nil else { return true }
+        guard let spool, bodyBytes > spool.thresholdBytes, let request = state.request else { return false }
+        return spool.accepts(request.method, request.path)
+    }
+
     /// Answers a request whose body is refused before it is read (too large, or no room in `bodyBudget`): MHD
     /// closes the connection after the answer, since the body is left unread.
     fileprivate func answerBeforeBody(on connection: OpaquePointer, state: RequestState) -> MHD_Result {
@@ -338,12 +348,41 @@ private final class RequestState {
     var connection: OpenConnection?
     var request: HTTPRequest?
     var body: [UInt8] = []
+    /// The body, once it is written to disk instead of `body` (`HTTPServer.spool`).
+    var spooledBody: SpooledBody?
+    /// Writing `spooledBody` failed: the rest of the body is dropped, and the handler is told.
+    var bodyWriteError: (any Error)?
     var bodyTooLarge = false
     /// `HTTPServer.bodyBudget` had no room for the body: it is not kept, and the answer is a 503.
     var bodyOverBudget = false
     /// What `body` may hold, counted in `HTTPServer.bodyBudget`; given back when MHD completes the request.
     var bodyReservation = BodyBudget.Reservation()
-    var dropsBody: Bool { bodyTooLarge || bodyOverBudget }
+    var dropsBody: Bool { bodyTooLarge || bodyOverBudget || bodyWriteError != nil }
+    var bodyCount: Int { spooledBody?.count ?? body.count }
+
+    /// Forgets the body (too large, no room, not written), giving back its reservation.
+    func dropBody(_ budget: BodyBudget) {
+        body = []
+        spooledBody = nil
+        budget.release(&bodyReservation)
+    }
+
+    /// Appends a chunk to the spooled body, moving what `body` held to disk first; on failure the body is dropped
+    /// and the error kept for the handler.
+    func spool(_ chunk: UnsafeRawBufferPointer, into directory: String, budget: BodyBudget) {
+        do {
+            if spooledBody == nil {
+                let spooled = try SpooledBody(directory: directory)
+                try body.withUnsafeBytes { try spooled.append($0) }
+                spooledBody = spooled
+                body = []
+            }
+            try spooledBody?.append(chunk)
+        } catch {
+            bodyWriteError = error
+            dropBody(budget)
+        }
+    }
     /// The client holds its body back until told to send it (`Expect: 100-continue`).
     var waitsForContinue: Bool { request?.headers["expect"]?.lowercased() == "100-continue" }
     /// Answered 431 by `uriLogger` already: MHD may still parse what it read, but nothing is handled.
@@ -448,9 +487,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
             state.request?.bodyTooLarge = true
             return server.answerBeforeBody(on: connection, state: state)
         }
-        // Reserved before a byte of the body is read (see `BodyBudget`); the buffer is made that size at once.
+        // Reserved before a byte of the body is read (see `BodyBudget`); the buffer is made that size at once,
+        // unless the body goes to disk.
         if server.bodyBudget.reserve(&state.bodyReservation, upTo: length, from: state.connection?.address) {
-            state.body.reserveCapacity(length)
+            if let spool = server.spool, server.spools(state, bodyBytes: length) {
+                state.spool(UnsafeRawBufferPointer(start: nil, count: 0), into: spool.directory, budget: server.bodyBudget)
+            } else {
+                state.body.reserveCapacity(length)
+            }
             return MHD_Result.YES
         }
         // As for a body too large: a small one is read and dropped, so the client reads its 503, not a reset.
@@ -465,16 +509,22 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     let chunkSize = uploadDataSize.pointee
     if chunkSize > 0 {
         if !state.dropsBody, let uploadData {
-            let needed = state.body.count + chunkSize
+            let needed = state.bodyCount + chunkSize
             if needed > server.maxBodyBytes {
                 state.bodyTooLarge = true
-                state.body = []
-                server.bodyBudget.release(&state.bodyReservation)
+                state.dropBody(server.bodyBudget)
+            } else if let spool = server.spool, server.spools(state, bodyBytes: needed) {
+                if server.bodyBudget.grow(&state.bodyReservation, toHold: needed, maximum: server.maxBodyBytes,
+                                          from: state.connection?.address) {
+                    state.spool(UnsafeRawBufferPointer(start: uploadData, count: chunkSize), into: spool.directory, budget: server.bodyBudget)
+                } else {
+                    state.bodyOverBudget = true
+                    state.dropBody(server.bodyBudget)
+                }
             } else if !server.bodyBudget.makeRoom(in: &state.body, for: needed, maximum: server.maxBodyBytes,
                                                   reservation: &state.bodyReservation, from: state.connection?.address) {
                 state.bodyOverBudget = true  // A body without a declared length (chunked) outgrew the room left.
-                state.body = []
-                server.bodyBudget.release(&state.bodyReservation)
+                state.dropBody(server.bodyBudget)
             } else {
                 uploadData.withMemoryRebound(to: UInt8.self, capacity: chunkSize) {
                     state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: chunkSize))
@@ -494,9 +544,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     guard server.beginRequest(state) else { return MHD_Result.NO }  // Stopping: closed unanswered.
     var request = state.request!
     request.body = state.body
+    request.spooledBody = state.spooledBody
+    request.bodyWriteError = state.bodyWriteError
     request.bodyTooLarge = state.bodyTooLarge
     request.bodyOverBudget = state.bodyOverBudget
     state.body = []
+    state.spooledBody = nil
     guard let response = server.handler(request, LaterReply(server: server, connection: connection, state: state)) else {
         return MHD_Result.YES  // Parked: `LaterReply.send(_:)` resumes the connection.
     }

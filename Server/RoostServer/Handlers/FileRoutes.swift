@@ -25,17 +25,19 @@ extension RoostServer {
 
     private func upload(_ request: HTTPRequest, name: String) throws -> HTTPResponse {
         var credentials = Credentials(headers: request.headers)
-        var bytes = request.body
+        var bytes = request.spooledBody.map { UploadBytes.spooled($0) } ?? .memory(request.body)
         var contentType = request.headers["content-type"]
+        // Keys in the body (the JS SDK's form, below) only when the headers have none: then a spooled body is read.
         if credentials.applicationId != config.applicationId,
-            case .object(var members)? = try? JSONParser.parse(request.body), members["_ApplicationId"] != nil {
+            case .object(var members)? = try? JSONParser.parse(request.spooledBody.map { try $0.read(0, $0.count) } ?? request.body),
+            members["_ApplicationId"] != nil {
             // The JS SDK form: a JSON body with the keys, the type and the file as base64.
             credentials.adopt(from: &members)
             contentType = members["_ContentType"]?.stringValue
             guard let base64 = members["base64"]?.stringValue, let decoded = Base64.decode(base64) else {
                 throw ParseError(.fileSaveError, "Invalid file upload.")
             }
-            bytes = decoded
+            bytes = .memory(decoded)
         }
         let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
         if !isMaster {

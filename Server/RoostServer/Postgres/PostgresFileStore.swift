@@ -35,12 +35,12 @@ final class PostgresFileStore: FileStorage {
         ALTER TABLE _file_chunk ALTER COLUMN data SET STORAGE EXTERNAL;
         """
 
-    func save(_ bytes: [UInt8], name: String) throws -> String {
+    func save(_ bytes: UploadBytes, name: String) throws -> String {
         let stored = try SecureRandom.hex(16) + "_" + name
         try pool.withConnection { connection in
             try connection.transaction { db in
                 let writer = try PostgresFileWriter(name: stored, in: db)
-                try writer.append(bytes[...])
+                try bytes.forEachPiece(Self.chunkBytes) { try writer.append($0) }
                 try writer.finish()
             }
         }

@@ -5,7 +5,7 @@ import Foundation
 /// (32 random hex characters, `_`, the name the client gave) and never change a stored name's bytes.
 protocol FileStorage: Sendable {
     /// Stores `bytes` under a new unique name and returns it. The file appears whole or not at all.
-    func save(_ bytes: [UInt8], name: String) throws -> String
+    func save(_ bytes: UploadBytes, name: String) throws -> String
     /// A stored file, nil when there is none by that name.
     func read(_ name: String) throws -> StoredFile?
     /// Returns whether a file was removed.
@@ -30,5 +30,32 @@ struct StoredFile {
         let start = range.lowerBound
         response.stream = HTTPBodyStream(count: range.count) { [read] offset, maximum in try read(start + offset, maximum) }
         return response
+    }
+}
+
+/// An upload's bytes: in memory, or on disk as they arrived (`BodySpool`: uploads over 1 MB).
+enum UploadBytes {
+    case memory([UInt8])
+    case spooled(SpooledBody)
+
+    var isEmpty: Bool {
+        switch self {
+        case .memory(let bytes): bytes.isEmpty
+        case .spooled(let body): body.count == 0
+        }
+    }
+
+    /// Calls `body` with the bytes in order, `pieceBytes` at a time, so that a spooled upload is never held whole.
+    func forEachPiece(_ pieceBytes: Int, _ body: (ArraySlice<UInt8>) throws -> Void) throws {
+        switch self {
+        case .memory(let bytes):
+            for start in stride(from: 0, to: bytes.count, by: pieceBytes) {
+                try body(bytes[start..<min(start + pieceBytes, bytes.count)])
+            }
+        case .spooled(let spooled):
+            for start in stride(from: 0, to: spooled.count, by: pieceBytes) {
+                try body(try spooled.read(start, pieceBytes)[...])
+            }
+        }
     }
 }

@@ -14,24 +14,27 @@ final class FileStore: FileStorage {
         }
     }
 
-    /// Written under a temporary name and renamed, so the file appears whole or not at all; straight from `bytes`
-    /// (through `Data` it was copied first: a 48 MB upload held 98 MB).
-    func save(_ bytes: [UInt8], name: String) throws -> String {
+    /// Written under a temporary name and renamed, so the file appears whole or not at all; piece by piece, straight
+    /// from the upload's buffer or spool file (through `Data` it was copied first: a 48 MB upload held 98 MB).
+    func save(_ bytes: UploadBytes, name: String) throws -> String {
         let stored = try SecureRandom.hex(16) + "_" + name
         let temporary = path(".partial-" + stored)  // A leading dot: never a stored name (`isValidName`).
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Self.lastError() }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                let failure = Self.lastError()
-                close(descriptor)
-                unlink(temporary)
-                throw failure
+        do {
+            try bytes.forEachPiece(Self.pieceBytes) { piece in
+                var written = 0
+                while written < piece.count {
+                    let count = piece.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, piece.count - written) }
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { throw Self.lastError() }
+                    written += count
+                }
             }
-            written += count
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw error
         }
         guard close(descriptor) == 0, rename(temporary, path(stored)) == 0 else {
             let failure = Self.lastError()
@@ -55,6 +58,9 @@ final class FileStore: FileStorage {
     }
 
     private func path(_ name: String) -> String { directory + "/" + name }
+
+    /// What a spooled upload is copied by at a time.
+    private static let pieceBytes = 256 * 1024
 
     /// A file opened for one download, read where the connection asks (`pread`) and closed when the download's
     /// response lets go of it. Deleted meanwhile, it is still read whole: the descriptor keeps its bytes.

@@ -42,7 +42,7 @@ public enum WireValue {
             }
             var result: [String: JSON] = [:]
             for (key, member) in members {
-                if key.contains("$") || key.contains(".") {
+                if key.utf8.contains(UInt8(ascii: "$")) || key.utf8.contains(UInt8(ascii: ".")) {
                     throw ParseError(.invalidNestedKey, "Nested keys should not contain the '$' or '.' characters")
                 }
                 result[key] = try validateNested(member)

@@ -285,10 +285,10 @@ enum ObjectWriter {
     /// The Object field a dotted key (`a.b.c`) changes, when every part is non-empty and the first a valid field name.
     /// Not into fields the server manages (`authData`, `ACL`, credentials...): a dotted key there would skip their checks.
     static func nestedFieldName(_ key: String) -> String? {
-        guard key.contains(".") else { return nil }
+        guard key.utf8.contains(UInt8(ascii: ".")) else { return nil }
         let parts = key.split(separator: ".", omittingEmptySubsequences: false)
         guard let first = parts.first.map(String.init), Names.isValidFieldName(first), !managedFields.contains(first),
-              !parts.contains(where: { $0.isEmpty || $0.contains("$") })
+              !parts.contains(where: { $0.isEmpty || $0.utf8.contains(UInt8(ascii: "$")) })
         else { return nil }
         return first
     }

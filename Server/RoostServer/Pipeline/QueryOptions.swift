@@ -147,7 +147,14 @@ struct QueryOptions {
     private static func list(_ value: JSON, _ name: String) throws -> [String] {
         switch value {
         case .number(let number): return [JSON.number(number).jsonText]  // `order=1` reads as a number.
-        case .string(let text): return text.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
+        case .string(let text):
+            // On the bytes: split by Character and trimmed through a CharacterSet made per call, this was 3 % of a
+            // query's time (`order=n`, perf).
+            return text.utf8.split(separator: UInt8(ascii: ",")).compactMap { part in
+                guard let first = part.firstIndex(where: { $0 != UInt8(ascii: " ") }),
+                      let last = part.lastIndex(where: { $0 != UInt8(ascii: " ") }) else { return nil }
+                return String(Substring(part[first...last]))
+            }
         case .array(let items):
             return try items.map {
                 guard let text = $0.stringValue else { throw ParseError(.invalidQuery, "\(name) must be a list of strings") }

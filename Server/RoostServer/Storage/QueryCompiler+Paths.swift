@@ -5,7 +5,7 @@ extension QueryCompiler {
     /// The SQLite JSON path of a key: `sender.group` is `$.sender.group`; a numeric part indexes an
     /// array (`items.1.value` is `$.items[1].value`), as in MongoDB's dot notation.
     func jsonPath(_ key: String) -> String {
-        guard key.contains(".") else { return "$." + key }
+        guard key.utf8.contains(UInt8(ascii: ".")) else { return "$." + key }
         var path = "$"
         for (index, part) in key.split(separator: ".").enumerated() {
             if index > 0, part.utf8.count <= 9, part.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
@@ -21,7 +21,7 @@ extension QueryCompiler {
 
     /// A dot path may end at an array (`sender.group` with `group: ["A", "B"]`), whose elements then match
     /// one by one, as MongoDB matches them; only the stored value can tell.
-    func isDotPath(_ key: String) -> Bool { key.contains(".") }
+    func isDotPath(_ key: String) -> Bool { key.utf8.contains(UInt8(ascii: ".")) }
 
     /// `scalar`, or, when a dot path ends at an array, `element` (a test on `element`) for any of its elements; when
     /// the path crosses an array of objects on the way (`comments.author`), for any value it reaches

@@ -83,7 +83,7 @@ struct QueryCompiler {
         default:
             let path = jsonPath(key)
             switch value {
-            case .string(let text) where text.contains("\0"):
+            case .string(let text) where text.utf8.contains(0):
                 // json_extract stops at NUL; `->` keeps the JSON text, which we match encoded.
                 return ("(data -> '\(path)')", .text(value.jsonText))
             case .string(let text): return ("json_extract(data, '\(path)')", .text(text))
@@ -137,7 +137,7 @@ struct QueryCompiler {
     /// The expression for one element of an array field, in a `json_each(...) AS element` scan.
     func elementExpression(for value: JSON) -> String {
         switch value {
-        case .string(let text) where text.contains("\0"): return "(data -> element.fullkey)"
+        case .string(let text) where text.utf8.contains(0): return "(data -> element.fullkey)"
         default: break
         }
         // `CASE` so that string elements are never read as JSON text (json_extract would refuse them).
@@ -246,7 +246,7 @@ struct QueryCompiler {
         func kind(_ value: JSON) -> String {
             switch value {
             case .number: "number"
-            case .string(let text): text.contains("\0") ? "other" : "string"
+            case .string(let text): text.utf8.contains(0) ? "other" : "string"
             default: value["__type"]?.stringValue.flatMap { ["Date", "Pointer"].contains($0) ? $0 : nil } ?? "other"
             }
         }

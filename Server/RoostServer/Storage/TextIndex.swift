@@ -158,7 +158,7 @@ enum TextIndex {
     private static func searchedFields(_ constraint: QueryConstraint) -> Set<String> {
         switch constraint {
         case .and(let parts), .or(let parts), .nor(let parts): return parts.reduce(into: []) { $0.formUnion(searchedFields($1)) }
-        case .field(let key, .matchesText) where !key.contains("."): return [key]
+        case .field(let key, .matchesText) where !key.utf8.contains(UInt8(ascii: ".")): return [key]
         default: return []
         }
     }
@@ -166,7 +166,7 @@ enum TextIndex {
     /// The test that narrows a `$text` search on `key` to the rows its index finds, or nil when there is no
     /// index or the search cannot be narrowed (then every row is tested, as without an index).
     static func narrowing(_ key: String, _ search: TextSearch, in schema: ClassSchema) -> SQLFragment? {
-        guard !key.contains("."), fields(of: schema).contains(key) else { return nil }
+        guard !key.utf8.contains(UInt8(ascii: ".")), fields(of: schema).contains(key) else { return nil }
         switch query(for: TextMatcher(search), english: TextMatcher.isEnglish(search)) {
         case .nothing: return SQLFragment(sql: "0", arguments: [])
         case .unnarrowed: return nil

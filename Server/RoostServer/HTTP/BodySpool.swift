@@ -12,10 +12,14 @@ public struct BodySpool: Sendable {
     /// Whether a request's body may be spooled, from its method and path (still percent-encoded).
     public let accepts: @Sendable (_ method: String, _ path: String) -> Bool
 
+    /// Also removes the spool files a crash left between their creation and their unlink (`SpooledBody.init`).
     public init(directory: String, thresholdBytes: Int = 1 << 20, accepts: @escaping @Sendable (String, String) -> Bool) {
         self.directory = directory
         self.thresholdBytes = thresholdBytes
         self.accepts = accepts
+        for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where leftover.hasPrefix(SpooledBody.prefix) {
+            unlink(directory + "/" + leftover)
+        }
     }
 }
 
@@ -25,12 +29,14 @@ public final class SpooledBody: @unchecked Sendable {
     /// Bytes written so far: the whole body once the request is handed over.
     public private(set) var count = 0
     private let descriptor: Int32
+    /// The names spool files have until they are unlinked.
+    static let prefix = ".upload-"
 
     init(directory: String) throws {
         // Named only until the unlink just after (mode 0600): the open descriptor keeps it.
-        var template = Array((directory + "/.upload-XXXXXX").utf8CString)
+        var template = Array((directory + "/" + Self.prefix + "XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw Self.lastError() }
+        guard descriptor >= 0 else { throw DescriptorIO.lastError() }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         self.descriptor = descriptor
@@ -39,30 +45,12 @@ public final class SpooledBody: @unchecked Sendable {
     deinit { close(descriptor) }
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
-        var done = 0
-        while done < bytes.count {
-            let written = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw Self.lastError() }
-            done += written
-        }
+        try DescriptorIO.write(descriptor, bytes)
         count += bytes.count
     }
 
     /// Up to `maximum` bytes from `offset`.
     public func read(_ offset: Int, _ maximum: Int) throws -> [UInt8] {
-        let wanted = max(0, min(maximum, count - offset))
-        var bytes = [UInt8](repeating: 0, count: wanted)
-        var done = 0
-        while done < wanted {
-            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, wanted - done, off_t(offset + done)) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { throw got < 0 ? Self.lastError() : POSIXError(.EIO) }
-            done += got
-        }
-        return bytes
+        try DescriptorIO.read(descriptor, offset: offset, count: max(0, min(maximum, count - offset)))
     }
-
-    /// The error of the call that just failed (ENOSPC answers "database or disk is full").
-    private static func lastError() -> POSIXError { POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
 }

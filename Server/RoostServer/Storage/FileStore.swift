@@ -20,24 +20,16 @@ final class FileStore: FileStorage {
         let stored = try SecureRandom.hex(16) + "_" + name
         let temporary = path(".partial-" + stored)  // A leading dot: never a stored name (`isValidName`).
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Self.lastError() }
+        guard descriptor >= 0 else { throw DescriptorIO.lastError() }
         do {
-            try bytes.forEachPiece(Self.pieceBytes) { piece in
-                var written = 0
-                while written < piece.count {
-                    let count = piece.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, piece.count - written) }
-                    if count < 0 && errno == EINTR { continue }
-                    guard count > 0 else { throw Self.lastError() }
-                    written += count
-                }
-            }
+            try bytes.forEachPiece(Self.pieceBytes) { piece in try piece.withUnsafeBytes { try DescriptorIO.write(descriptor, $0) } }
         } catch {
             close(descriptor)
             unlink(temporary)
             throw error
         }
         guard close(descriptor) == 0, rename(temporary, path(stored)) == 0 else {
-            let failure = Self.lastError()
+            let failure = DescriptorIO.lastError()
             unlink(temporary)
             throw failure
         }
@@ -81,23 +73,11 @@ final class FileStore: FileStorage {
 
         deinit { close(descriptor) }
 
+        /// A file that ends before its size said is EIO.
         func read(_ offset: Int, _ maximum: Int) throws -> [UInt8] {
-            let count = max(0, min(maximum, Int(info.st_size) - offset))
-            var bytes = [UInt8](repeating: 0, count: count)
-            var done = 0
-            while done < count {
-                let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-                if got < 0 && errno == EINTR { continue }
-                guard got > 0 else { throw got < 0 ? FileStore.lastError() : POSIXError(.EIO) }
-                done += got
-            }
-            return bytes
+            try DescriptorIO.read(descriptor, offset: offset, count: max(0, min(maximum, Int(info.st_size) - offset)))
         }
     }
-
-    /// The error of the call that just failed (ENOSPC answers "database or disk is full"); EIO for a file that
-    /// ended before its size said.
-    private static func lastError() -> POSIXError { POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
 
     /// Parse's rule (`FilesController`): `^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$`, at most 128 characters.
     /// It also keeps names from leaving the files directory (no `/`, no leading `.`).

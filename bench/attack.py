@@ -639,6 +639,14 @@ def attack_disk_full(binary, quick):
             else:
                 refusal = (status, body)
                 break
+        # A 3 MB upload is spooled to the data directory as it arrives (`BodySpool`): the spool file finds no room.
+        upload = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        upload.request("POST", "/parse/files/full.bin", body=b"\0" * 3_000_000,
+                       headers={"X-Parse-Application-Id": APP_ID, "X-Parse-Master-Key": MASTER_KEY,
+                                "Content-Type": "application/octet-stream"})
+        answer = upload.getresponse()
+        spooled = (answer.status, answer.read().decode(errors="replace"))
+        upload.close()
         answering = server.process.poll() is None and health_ms(server.port) is not None
         first_stop = server.stop()
         if first_stop != "exit 0":
@@ -657,6 +665,8 @@ def attack_disk_full(binary, quick):
         report("disk full", server, prober, [
             (f"{len(acknowledged)} creates acknowledged, then a refusal that says the disk is full: {refusal}",
              refusal is not None and refusal[0] != 201 and "full" in str(refusal[1])),
+            (f"a 3 MB upload while full (spooled to disk): {spooled}",
+             spooled == (500, '{"code":1,"error":"database or disk is full"}')),
             ("the server kept answering while full", answering),
             (f"SIGTERM while full: {first_stop}", first_stop == "exit 0"),
             (f"after a restart: {len(lost)} acknowledged creates lost", not lost),

@@ -43,12 +43,17 @@ def wait_until_up(url, timeout=30):
     raise RuntimeError("server did not come up: " + url)
 
 
-def peak_rss_mb(pid):
+def status_mb(pid, field):
+    """A memory figure of /proc/PID/status (VmHWM, VmRSS), in MB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def peak_rss_mb(pid):
+    return status_mb(pid, "VmHWM")
 
 
 def cpu_ticks(pid):

@@ -21,14 +21,6 @@ import run  # bench/run.py, beside this file
 WAL_BOUND_MB = 128
 
 
-def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def wal_mb(data):
     try:
         return os.path.getsize(os.path.join(data, "roost.sqlite-wal")) / 2**20
@@ -74,7 +66,7 @@ def main():
             clients = [start_wrk(*scripts[writers[index % len(writers)]], length),
                        start_wrk(*scripts[readers[index % len(readers)]], length)]
             while any(client.poll() is None for client in clients):
-                samples.append((time.time() - started, rss_mb(server.proc.pid), wal_mb(data)))
+                samples.append((time.time() - started, run.status_mb(server.proc.pid, "VmRSS"), wal_mb(data)))
                 time.sleep(2)
             minute = int((time.time() - started - 1) // 60)
             done[minute] = done.get(minute, 0) + sum(requests_done(client.stdout.read()) for client in clients)

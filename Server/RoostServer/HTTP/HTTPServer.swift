@@ -242,11 +242,12 @@ public final class HTTPServer: @unchecked Sendable {
         daemons.deallocate()
     }
 
-    /// Whether the body of `state`'s request is (or now goes) on disk, holding `bodyBytes` (see `BodySpool`).
-    fileprivate func spools(_ state: RequestState, bodyBytes: Int) -> Bool {
-        guard state.spooledBody == nil else { return true }
-        guard let spool, bodyBytes > spool.thresholdBytes, let request = state.request else { return false }
-        return spool.accepts(request.method, request.path)
+    /// Where the body of `state`'s request is spooled, holding `bodyBytes`: nil while it stays in memory (`BodySpool`).
+    fileprivate func spoolDirectory(for state: RequestState, bodyBytes: Int) -> String? {
+        guard let spool else { return nil }
+        if state.spooledBody != nil { return spool.directory }
+        guard bodyBytes > spool.thresholdBytes, let request = state.request, spool.accepts(request.method, request.path) else { return nil }
+        return spool.directory
     }
 
     /// Answers a request whose body is refused before it is read (too large, or no room in `bodyBudget`): MHD
@@ -367,9 +368,9 @@ private final class RequestState {
         budget.release(&bodyReservation)
     }
 
-    /// Appends a chunk to the spooled body, moving what `body` held to disk first; on failure the body is dropped
-    /// and the error kept for the handler.
-    func spool(_ chunk: UnsafeRawBufferPointer, into directory: String, budget: BodyBudget) {
+    /// Appends a chunk (none: just starts the spool file) to the spooled body, moving what `body` held to disk first;
+    /// on failure the body is dropped and the error kept for the handler.
+    func spool(_ chunk: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0), into directory: String, budget: BodyBudget) {
         do {
             if spooledBody == nil {
                 let spooled = try SpooledBody(directory: directory)
@@ -490,8 +491,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         // Reserved before a byte of the body is read (see `BodyBudget`); the buffer is made that size at once,
         // unless the body goes to disk.
         if server.bodyBudget.reserve(&state.bodyReservation, upTo: length, from: state.connection?.address) {
-            if let spool = server.spool, server.spools(state, bodyBytes: length) {
-                state.spool(UnsafeRawBufferPointer(start: nil, count: 0), into: spool.directory, budget: server.bodyBudget)
+            if let directory = server.spoolDirectory(for: state, bodyBytes: length) {
+                state.spool(into: directory, budget: server.bodyBudget)
             } else {
                 state.body.reserveCapacity(length)
             }
@@ -513,10 +514,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
             if needed > server.maxBodyBytes {
                 state.bodyTooLarge = true
                 state.dropBody(server.bodyBudget)
-            } else if let spool = server.spool, server.spools(state, bodyBytes: needed) {
+            } else if let directory = server.spoolDirectory(for: state, bodyBytes: needed) {
                 if server.bodyBudget.grow(&state.bodyReservation, toHold: needed, maximum: server.maxBodyBytes,
                                           from: state.connection?.address) {
-                    state.spool(UnsafeRawBufferPointer(start: uploadData, count: chunkSize), into: spool.directory, budget: server.bodyBudget)
+                    state.spool(UnsafeRawBufferPointer(start: uploadData, count: chunkSize), into: directory, budget: server.bodyBudget)
                 } else {
                     state.bodyOverBudget = true
                     state.dropBody(server.bodyBudget)

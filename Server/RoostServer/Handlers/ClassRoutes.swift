@@ -84,7 +84,7 @@ enum ClassRoutes {
             // in a class small enough to index without holding writes long, up to a few per class (`AutoIndexSettings`).
             try context.write { db in
                 guard var schema = try SchemaStore.load(className, in: db) else { return }
-                let objects = try ReadPermission.count(table: schema.tableName, where: SQLFragment(sql: "1", arguments: []),
+                let objects = try ReadPermission.count(schema, where: SQLFragment(sql: "1", arguments: []),
                                                        readableBy: nil, in: db)
                 for field in missing.fields.sorted()
                 where context.storage.autoIndexes.allowsTextIndex(field, of: schema, objects: objects, existing: TextIndex.fields(of: schema).count) {

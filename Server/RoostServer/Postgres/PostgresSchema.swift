@@ -1,5 +1,5 @@
 /// The internal tables on PostgreSQL: the end state of SQLite's migrations v1...v14 (`Storage.migrator`) plus
-/// `ChangeLog.schemaSQL`, as one migration set recorded in `_roost_migrations`.
+/// `ChangeLog.schemaSQL`, as one migration set recorded in `_roost_migrations` (v15's `_rows` is SQLite's alone: `RowCount`).
 ///
 /// Shapes mirror SQLite's so the stores' SQL runs on both: the same table and column names, unquoted (PostgreSQL
 /// folds them to lower case, in the DDL and in every statement alike), ids and JSON documents as `text`

@@ -141,7 +141,7 @@ final class AutoIndexes: Sendable {
                       let expression = AutoIndexCandidates.expression(for: field, in: schema, dialect: db.dialect),
                       !IndexStore.leadsAnIndex(field, in: schema),
                       IndexStore.automaticFields(of: schema).count < settings.maxPerClass else { return nil }
-                let objects = try ReadPermission.count(table: schema.tableName, where: SQLFragment(sql: "1", arguments: []),
+                let objects = try ReadPermission.count(schema, where: SQLFragment(sql: "1", arguments: []),
                                                        readableBy: nil, in: db)
                 guard objects >= settings.minObjects else { return nil }
                 guard objects <= settings.maxObjects else {

@@ -119,7 +119,7 @@ enum ObjectStore {
         if let rowFilter = query.rowFilter {
             filter = SQLFragment(sql: "(\(filter.sql)) AND (\(rowFilter.sql))", arguments: filter.arguments + rowFilter.arguments)
         }
-        return try ReadPermission.count(table: schema.tableName, where: filter, readableBy: query.readableBy, in: db)
+        return try ReadPermission.count(schema, where: filter, readableBy: query.readableBy, in: db)
     }
 
     /// The `WHERE` condition of a query: its constraint, the caller's read permission and the server's `rowFilter`.

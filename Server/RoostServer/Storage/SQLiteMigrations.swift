@@ -202,10 +202,8 @@ extension SQLiteEngine {
         migrator.registerMigration("v13: indexable read permission") { db in
             // See `ReadPermission`: public rows' `rperm` becomes NULL, restricted rows get their own index,
             // and declared indexes end with `rperm`.
-            for id in try Int64.fetchAll(db, sql: "SELECT id FROM _schema") {
+            for id in try classTableIDs(db) {
                 let table = "c\(id)"
-                guard try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                        arguments: [table]) == true else { continue }
                 try ReadPermission.migrate(
                     table: "\"\(table)\"", tableID: id, execute: { try db.execute(sql: $0) },
                     indexes: {
@@ -218,7 +216,22 @@ extension SQLiteEngine {
             // A link asked for again soon after the last queues no mail (`AccountMail`); earlier tokens: NULL, not recent.
             try db.execute(sql: "ALTER TABLE _account_token ADD COLUMN issuedAt INTEGER")
         }
+        migrator.registerMigration("v15: counted class tables") { db in
+            // See `RowCount`: each class table's rows, counted once here and kept by triggers from now on.
+            try db.execute(sql: RowCount.tableSQL)
+            for id in try classTableIDs(db) {
+                try RowCount.install(tableID: id) { try db.execute(sql: $0) }
+            }
+        }
         return migrator
+    }
+
+    /// The ids of the classes whose table `c<id>` exists (`_Session`'s rows live elsewhere).
+    private static func classTableIDs(_ db: Database) throws -> [Int64] {
+        try Int64.fetchAll(db, sql: "SELECT id FROM _schema").filter { id in
+            try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                              arguments: ["c\(id)"]) == true
+        }
     }
 
 }

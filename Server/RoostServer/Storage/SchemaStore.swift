@@ -56,6 +56,7 @@ enum SchemaStore {
                 )
                 """, cacheable: false)
             try db.execute(ReadPermission.restrictedIndexSQL(table: schema.tableName, tableID: schema.id), cacheable: false)
+            try RowCount.install(tableID: schema.id) { try db.execute($0, cacheable: false) }
         case .postgres:
             for statement in PostgresClassTable.createStatements(table: schema.tableName, tableID: schema.id) {
                 try db.execute(statement, cacheable: false)
@@ -79,6 +80,7 @@ enum SchemaStore {
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
         for field in TextIndex.fields(of: schema) { try TextIndex.drop(field, of: schema, in: db) }
         try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
+        if db.dialect == .sqlite { try RowCount.remove(tableID: schema.id, in: db) }
         try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])
     }
 

@@ -271,6 +271,7 @@ struct Serve: ParsableCommand {
         }
         let boundPort = try server.start(on: listener)
         say("roost listening on http://\(config.host):\(boundPort)\(config.mountPath) (app id: \(config.applicationId))")
+        StartupCode.release()
 
         var received: Int32 = 0
         sigwait(&signals, &received)

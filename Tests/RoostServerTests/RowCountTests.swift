@@ -60,6 +60,30 @@ import Testing
         try await expectCount(server, "Tally", all: 3, hidden: 1)
     }
 
+    /// Creates and deletes from many clients at once, grouped into shared transactions by the writer: the kept count
+    /// is what SQLite counts.
+    @Test func concurrentCreatesAndDeletesCountExactly() async throws {
+        let server = try TestServer()
+        let kept = try await withThrowingTaskGroup(of: Int.self) { group in
+            for client in 0..<8 {
+                group.addTask {
+                    var kept = 0
+                    for i in 0..<20 {
+                        let id = try await server.create("Busy", ["n": .number(Double(client * 100 + i))])
+                        if i % 3 == 0 {
+                            #expect(try await server.request("DELETE", "/classes/Busy/\(id)").status == 200)
+                        } else {
+                            kept += 1
+                        }
+                    }
+                    return kept
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        try await expectCount(server, "Busy", all: kept, hidden: 0)
+    }
+
     /// A data dir from before `v15`: no `_rows`, no triggers. Opening it counts each class once.
     @Test func theMigrationCountsOldTables() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-rows-\(UUID().uuidString)").path

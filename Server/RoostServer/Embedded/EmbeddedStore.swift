@@ -100,6 +100,14 @@ public final class EmbeddedStore {
         return try AggregateRoutes.aggregate(className, request: request, context: context).body
     }
 
+    /// Refreshes PostgreSQL's planner statistics (`ANALYZE`), as autovacuum does some time after a bulk load; on
+    /// SQLite nothing (its plans use no statistics unless asked).
+    public func analyze() throws {
+        try storage.write { db in
+            if db.dialect == .postgres { try db.execute("ANALYZE", cacheable: false) }
+        }
+    }
+
     /// The plan of the SQL a query compiles to, one line per step: SQLite's `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN`.
     /// - Parameter readableBy: the caller's ACL subjects (`*`, user id, `role:<name>`); nil for the master key.
     public func queryPlan(className: String, parameters: [String: JSON], readableBy: [String]? = nil) throws -> [String] {

@@ -42,6 +42,9 @@ public enum DataImport {
                                advice: "import into a new, empty database (createdb)")
                 let counts = try load(lines, source: path, into: db, files: PostgresImportedFiles(db: db))
                 try restartIdentities(in: db)
+                // Planner statistics for the tables just filled: until autovacuum gets to them, PostgreSQL plans
+                // from none, and an indexed `$in` read every row of a 1,000,000-object class (428 ms against 0.64 ms).
+                _ = try db.execute("ANALYZE")
                 return counts
             }
         }

@@ -13,34 +13,32 @@ import RoostServer
 enum StartupCode {
     static func release() {
         warmUpOpenSSL()
-        // Read to its end: `String(contentsOfFile:)` returns a /proc file's first few kilobytes only.
-        guard let file = FileHandle(forReadingAtPath: "/proc/self/smaps") else { return }
-        let smaps = String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
-        try? file.close()
-        var candidate: (start: UInt, end: UInt)?
-        var written = false
-        func releaseCandidate() {
-            if let (start, end) = candidate, !written, let address = UnsafeMutableRawPointer(bitPattern: start) {
-                _ = madvise(address, Int(end - start), MADV_DONTNEED)
-            }
-            candidate = nil
-            written = false
+        for code in executableFileMappings() where code.unwritten {
+            guard let address = UnsafeMutableRawPointer(bitPattern: code.start) else { continue }
+            _ = madvise(address, Int(code.end - code.start), MADV_DONTNEED)
         }
-        for line in smaps.split(separator: "\n") {
+    }
+
+    /// The process's executable mappings of files, and whether none of their pages has a private copy.
+    private static func executableFileMappings() -> [(start: UInt, end: UInt, unwritten: Bool)] {
+        // Read to its end: `String(contentsOfFile:)` returns a /proc file's first few kilobytes only.
+        guard let file = FileHandle(forReadingAtPath: "/proc/self/smaps") else { return [] }
+        defer { try? file.close() }
+        var mappings: [(start: UInt, end: UInt, unwritten: Bool)] = []
+        var inCode = false  // Whether the field lines read belong to the last mapping listed.
+        for line in String(decoding: file.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n") {
             // A mapping's header, "start-end perms offset device inode   path", then its "Field: value kB" lines.
             let fields = line.split(separator: " ", maxSplits: 5)
             if fields.count >= 5, fields[0].contains("-"), !fields[0].hasSuffix(":") {
-                releaseCandidate()
                 let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
-                if fields.count == 6, fields[1] == "r-xp", fields[5].trimmingCharacters(in: .whitespaces).hasPrefix("/"),
-                   bounds.count == 2, bounds[1] > bounds[0] {
-                    candidate = (bounds[0], bounds[1])
-                }
-            } else if candidate != nil, fields.first == "Anonymous:" {
-                written = written || (fields.count > 1 && fields[1] != "0")
+                inCode = fields.count == 6 && fields[1] == "r-xp" && fields[5].trimmingCharacters(in: .whitespaces).hasPrefix("/")
+                    && bounds.count == 2 && bounds[1] > bounds[0]
+                if inCode { mappings.append((bounds[0], bounds[1], true)) }
+            } else if inCode, fields.first == "Anonymous:", fields.count > 1, fields[1] != "0" {
+                mappings[mappings.count - 1].unwritten = false
             }
         }
-        releaseCandidate()
+        return mappings
     }
 
     /// OpenSSL's first use loads its provider and algorithm tables: done here, before the release, its

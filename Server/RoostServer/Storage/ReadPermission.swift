@@ -31,15 +31,10 @@ enum ReadPermission {
     static func count(_ schema: ClassSchema, where filter: SQLFragment, readableBy subjects: [String]?,
                       in db: some SQLQuerying) throws -> Int {
         let table = schema.tableName
-        // `WHERE 1` would cost SQLite its b-tree count (it reads every row instead: 16–22 ms vs 4 ms at 1M rows).
+        // No `WHERE 1`: the whole class is counted by `RowCount` (a `WHERE` would read every row).
         let matching = filter.sql == "1" ? "" : " WHERE (\(filter.sql))"
-        var sql = "SELECT COUNT(*) FROM \(table)\(matching)"
+        var sql = matching.isEmpty ? RowCount.totalSQL(of: schema, dialect: db.dialect) : "SELECT COUNT(*) FROM \(table)\(matching)"
         var arguments = filter.arguments
-        if matching.isEmpty, let rows = try RowCount.rows(of: schema, in: db) {
-            guard subjects != nil else { return rows }
-            sql = "SELECT ?"
-            arguments = [.integer(Int64(rows))]
-        }
         if let subjects {
             // The restricted rows that name none of the caller's subjects (`*` is never named: see `readers`).
             let named = subjects.filter { $0 != "*" }

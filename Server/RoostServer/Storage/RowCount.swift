@@ -27,10 +27,11 @@ enum RowCount {
         try db.execute("DELETE FROM _rows WHERE tableId = ?", [.integer(tableID)])
     }
 
-    /// The rows of the class, or nil where they are not counted here (PostgreSQL, a view).
-    static func rows(of schema: ClassSchema, in db: some SQLQuerying) throws -> Int? {
-        guard db.dialect == .sqlite, schema.view == nil else { return nil }
-        let rows = try db.fetchRows("SELECT rows FROM _rows WHERE tableId = ?", [.integer(schema.id)], cacheable: true)
-        return rows.first?.first?.integer.map(Int.init)
+    /// A query for the rows of the class: the kept count on SQLite (`COUNT(*)`, which `COALESCE` reaches only
+    /// should the row be missing), `COUNT(*)` on PostgreSQL and for a view. Safe to splice: the id is an integer.
+    static func totalSQL(of schema: ClassSchema, dialect: SQLDialect) -> String {
+        let counted = "SELECT COUNT(*) FROM \(schema.tableName)"
+        guard dialect == .sqlite, schema.view == nil else { return counted }
+        return "SELECT COALESCE((SELECT rows FROM _rows WHERE tableId = \(schema.id)), (\(counted)))"
     }
 }

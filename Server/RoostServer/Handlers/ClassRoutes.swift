@@ -105,7 +105,7 @@ enum ClassRoutes {
         let access = QueryAccess(context: context)
         options.find.readableBy = context.aclSubjects
         options.find.authorizeSubquery = access.subqueryAuthorizer
-        return try context.read { db in
+        return try context.read(.eachStatement) { db in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
                 var body: [String: JSON] = ["results": []]
@@ -202,7 +202,7 @@ enum ClassRoutes {
                     isSystemRoute: Bool = false) throws -> APIResponse {
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
         var options = try QueryOptions.parse(try request.parameters(), isGet: true)
-        let object = try context.read { db -> JSON? in
+        let object = try context.read(.eachStatement) { db -> JSON? in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)
                 return nil

@@ -41,10 +41,12 @@ struct RequestContext {
     }
 
     /// Runs `body` inside the enclosing batch transaction (to see its writes), or on a reader.
-    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
+    func read<T>(_ consistency: ReadConsistency, _ body: (any SQLQuerying) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
-        return try storage.read(body)
+        return try storage.read(consistency, body)
     }
+
+    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T { try read(.snapshot, body) }
 
     /// The stored form of a new password; inside the writer, only one hashed ahead (see `PreparedPasswords`).
     func hashPassword(_ password: String) throws -> String {

@@ -19,42 +19,48 @@ extension PostgresConnection {
     ///     }
     ///
     /// - Throws: `.misuse` inside another transaction; the body's error; the commit's (40001 under `.serializable`).
-    /// - Parameter settings: statements run right after BEGIN, in the same round trip (`SET LOCAL ...`).
+    /// - Parameter statementTimeout: the time limit of each statement, in milliseconds (0: none); nil: the server's
+    ///   default (`statement_timeout`), also on a connection whose statements outside transactions are limited
+    ///   (`limitStatementsOutsideTransactions`).
     /// - Parameter awaitingCommit: false only for a `.repeatableReadOnly` transaction on a pooled connection: its
     ///   COMMIT is sent and read at the connection's next use (`commitWithoutWaiting`). Not for a listening
     ///   connection: libpq reads no notification past an answer nobody has taken.
-    public func transaction<T>(_ isolation: PostgresIsolation = .readCommitted, settings: [String] = [], awaitingCommit: Bool = true,
-                               _ body: (PostgresConnection) throws -> T) throws -> T {
+    public func transaction<T>(_ isolation: PostgresIsolation = .readCommitted, statementTimeout: UInt64? = nil,
+                               awaitingCommit: Bool = true, _ body: (PostgresConnection) throws -> T) throws -> T {
         precondition(awaitingCommit || isolation == .repeatableReadOnly, "only a read-only transaction's commit goes unread")
-        return try transactionOnce(isolation, settings: settings, awaitingCommit: awaitingCommit, body)
+        return try transactionOnce(isolation, statementTimeout: statementTimeout, awaitingCommit: awaitingCommit, body)
     }
 
     /// Runs `body` in a transaction as `transaction(_:_:)` does, and runs it again from the start, up to `attempts`
     /// times in all, while it fails with a serialization failure (40001) or a deadlock (40P01): what PostgreSQL's
     /// manual asks of serializable transactions. `body` must have no effects outside the database.
-    public func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, settings: [String] = [],
+    public func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, statementTimeout: UInt64? = nil,
                                _ body: (PostgresConnection) throws -> T) throws -> T {
         precondition(attempts > 0, "a transaction needs at least one attempt")
         var attempt = 1
         while true {
             do {
-                return try transactionOnce(isolation, settings: settings, awaitingCommit: true, body)
+                return try transactionOnce(isolation, statementTimeout: statementTimeout, awaitingCommit: true, body)
             } catch let error as PostgresError where error.sqlState?.isRetryable == true && attempt < attempts && isConnected {
                 attempt += 1
             }
         }
     }
 
-    private func transactionOnce<T>(_ isolation: PostgresIsolation, settings: [String], awaitingCommit: Bool,
+    private func transactionOnce<T>(_ isolation: PostgresIsolation, statementTimeout: UInt64?, awaitingCommit: Bool,
                                     _ body: (PostgresConnection) throws -> T) throws -> T {
         guard isIdle else {
             if !isConnected { throw lostOrFailed(message: String(cString: PQerrorMessage(handle))) }
             throw PostgresError(.misuse, message: "a transaction is already open on this connection", endpoint: endpoint)
         }
-        // BEGIN and the settings go out with the transaction's first statement, in its round trip; a body that runs
+        // BEGIN and its time limit go out with the transaction's first statement, in its round trip; a body that runs
         // none (an answer from a cache) costs no round trip at all.
         sendWithNext("BEGIN ISOLATION LEVEL " + isolation.rawValue)
-        settings.forEach { sendWithNext($0) }
+        if let statementTimeout, statementTimeout != statementTimeoutOutsideTransactions {
+            sendWithNext("SET LOCAL statement_timeout = \(statementTimeout)")
+        } else if statementTimeout == nil, statementTimeoutOutsideTransactions != 0 {
+            sendWithNext("SET LOCAL statement_timeout TO DEFAULT")  // The server's, not the session's own.
+        }
         let value: T
         do {
             value = try body(self)
@@ -87,5 +93,30 @@ extension PostgresConnection {
             throw error
         }
         return value
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `body` with no transaction around its statements: each commits on its own and sees what was committed
+    /// when it began (PostgreSQL's autocommit; Parse Server's reads), and none runs longer than `statementTimeout`
+    /// milliseconds (0: no limit). A read of one statement then costs one statement: no BEGIN, no COMMIT to send and
+    /// wait for.
+    /// - Throws: `.misuse` inside a transaction; the body's error.
+    public func withoutTransaction<T>(statementTimeout: UInt64, _ body: (PostgresConnection) throws -> T) throws -> T {
+        guard isIdle else {
+            if !isConnected { throw lostOrFailed(message: String(cString: PQerrorMessage(handle))) }
+            throw PostgresError(.misuse, message: "a transaction is open on this connection", endpoint: endpoint)
+        }
+        try limitStatementsOutsideTransactions(toMilliseconds: statementTimeout)
+        return try body(self)
+    }
+
+    /// Sets the session's `statement_timeout` (what a statement outside a transaction runs under) unless it is
+    /// already `milliseconds`: one round trip, once per connection. Transactions keep their own limit (see
+    /// `transaction(_:statementTimeout:awaitingCommit:_:)`).
+    func limitStatementsOutsideTransactions(toMilliseconds milliseconds: UInt64) throws {
+        guard statementTimeoutOutsideTransactions != milliseconds else { return }
+        try execute("SET statement_timeout = \(milliseconds)")
+        statementTimeoutOutsideTransactions = milliseconds
     }
 }

@@ -34,6 +34,8 @@ public final class PostgresConnection {
     var statementsToSend: [(sql: String, parameters: [PostgresValue])] = []
     /// A COMMIT went out whose answer is read at the connection's next use (`commitWithoutWaiting`).
     var commitUnread = false
+    /// The session's `statement_timeout` as this connection set it (0: the server's default, never set here).
+    var statementTimeoutOutsideTransactions: UInt64 = 0
 
     private struct PreparedStatement {
         let name: String

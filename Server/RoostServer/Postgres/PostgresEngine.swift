@@ -6,7 +6,8 @@ import Synchronization
 /// request threads. Every write is one SERIALIZABLE transaction, run again from the start when PostgreSQL reports
 /// a serialization failure or a deadlock: the stores were written for SQLite's single writer (read, decide,
 /// write), and serializable transactions keep that reasoning true with many writers, on one node or several.
-/// Every read is one REPEATABLE READ READ ONLY transaction: one snapshot, as on SQLite.
+/// A read is one REPEATABLE READ READ ONLY transaction (one snapshot, as on SQLite), or, for a request whose statements
+/// need not agree with each other, its statements alone (`ReadConsistency.eachStatement`).
 /// LiveQuery: a write's recorded changes are numbered and logged last in its transaction (`PostgresChangeLog`), and
 /// every node's `PostgresChangeFeed` hands every node's commits to its LiveQuery server.
 final class PostgresEngine: StorageEngine {
@@ -77,16 +78,20 @@ final class PostgresEngine: StorageEngine {
         }
     }
 
-    /// The query time limit of every read (0 is PostgreSQL's "none" too), set with its BEGIN.
-    private var readSettings: [String] { ["SET LOCAL statement_timeout = \(queryTimeoutMilliseconds)"] }
-
-    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
+    /// Every statement of a read runs within the query time limit (0 is PostgreSQL's "none" too).
+    func read<T>(_ consistency: ReadConsistency, _ body: (any SQLQuerying) throws -> T) throws -> T {
         do {
             return try pool.withConnection { connection in
                 // Noted before the snapshot begins (at the transaction's first statement), as `SQLiteEngine.read` does.
                 connection.readerSchemas = (schemas, schemas.currentGeneration)
                 defer { connection.readerSchemas = nil }
-                return try connection.transaction(.repeatableReadOnly, settings: readSettings, awaitingCommit: false) { try body($0) }
+                switch consistency {
+                case .snapshot:
+                    return try connection.transaction(.repeatableReadOnly, statementTimeout: queryTimeoutMilliseconds,
+                                                      awaitingCommit: false) { try body($0) }
+                case .eachStatement:
+                    return try connection.withoutTransaction(statementTimeout: queryTimeoutMilliseconds) { try body($0) }
+                }
             }
         } catch let error as PostgresError where error.isInterrupted {
             throw ParseError(.timeout, "The query took longer than the time limit (--query-timeout)")

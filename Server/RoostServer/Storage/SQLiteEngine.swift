@@ -48,9 +48,10 @@ final class SQLiteEngine: StorageEngine {
         try writer.write { try body($0) }
     }
 
-    /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit, within
-    /// the query time limit: past it, or at shutdown, it stops and throws Parse's 124.
-    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T {
+    /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit (whatever the
+    /// consistency asked: the stronger one costs nothing here), within the query time limit: past it, or at
+    /// shutdown, it stops and throws Parse's 124.
+    func read<T>(_ consistency: ReadConsistency, _ body: (any SQLQuerying) throws -> T) throws -> T {
         let reader = try readers.reader()
         // Noted before the snapshot begins (the first statement after the deferred BEGIN).
         reader.readerSchemas = (schemas, schemas.currentGeneration)

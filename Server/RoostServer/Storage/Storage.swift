@@ -137,9 +137,13 @@ public final class Storage: Sendable {
         return result
     }
 
-    /// Runs `body` in one snapshot of the last commit, within the query time limit: past it, or at shutdown,
-    /// it stops and throws Parse's 124.
-    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T { try engine.read(body) }
+    /// Runs `body` in one snapshot of the last commit (or as `consistency` says), within the query time limit: past
+    /// it, or at shutdown, it stops and throws Parse's 124.
+    func read<T>(_ consistency: ReadConsistency, _ body: (any SQLQuerying) throws -> T) throws -> T {
+        try engine.read(consistency, body)
+    }
+
+    func read<T>(_ body: (any SQLQuerying) throws -> T) throws -> T { try engine.read(.snapshot, body) }
 
     /// Stops every read in progress and any later one (shutdown: nothing waits for a slow query).
     func interruptReads() { engine.interruptReads() }

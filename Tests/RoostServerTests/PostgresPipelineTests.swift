@@ -81,6 +81,26 @@ import Testing
         #expect(queuedAfterEmpty == 0 && refusals == 2)
         #expect(try db.fetchRows("SELECT n FROM \(table) ORDER BY n", [], cacheable: false) == [[.integer(1)], [.integer(3)]])
     }
+
+    /// A statement sent ahead by name (`sendPreparedWithNext`, the LiveQuery log's) is prepared once, takes a NULL
+    /// and a number alike, and is committed even when nothing else in its transaction went out before the COMMIT.
+    @Test func aStatementSentAheadByNameIsPreparedOnceAndCommitted() throws {
+        let db = try PostgresConnection(url: url)
+        let table = "ahead_\(UInt32.random(in: 0...UInt32.max))"
+        try db.execute("CREATE TABLE \(table) (n bigint)")
+        defer { _ = try? db.execute("DROP TABLE \(table)") }
+        let sql = "INSERT INTO \(table) (n) VALUES ($1)"
+        try db.transaction { db in
+            try db.sendPreparedWithNext(sql, [.int(1)])  // Prepared here, in a round trip of its own.
+            try db.sendPreparedWithNext(sql, [.null])
+        }
+        try db.transaction { db in try db.sendPreparedWithNext(sql, [.int(3)]) }  // Only queued: the COMMIT carries it.
+        #expect(db.isIdle)
+        let rows = try db.query("SELECT count(*) AS rows, count(n) AS numbers, sum(n) AS total FROM \(table)").rows[0]
+        #expect(try rows.int("rows") == 3 && rows.int("numbers") == 2 && rows.int("total") == 4)
+        let copies = try db.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1", [.text(sql)]).rows[0].int("n")
+        #expect(copies == 1)
+    }
 }
 
 private struct Refused: Error {}

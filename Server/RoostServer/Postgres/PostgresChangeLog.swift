@@ -36,6 +36,20 @@ enum PostgresChangeLog {
             $$;
         """
 
+    /// Migration 6: `_live_take` as it was, in PL/pgSQL, which keeps its statements' plans for the session (a SQL
+    /// function's three were parsed and planned again at every call: 4 % of the machine's CPU under wrk creates).
+    static let takeInPLpgSQL = """
+        CREATE OR REPLACE FUNCTION _live_take(n bigint) RETURNS bigint
+            LANGUAGE plpgsql VOLATILE
+            AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock(\(lockKey));
+                PERFORM pg_notify('\(channel)', '');
+                RETURN setval('_live_seq', nextval('_live_seq') + n - 1);
+            END
+            $$;
+        """
+
     /// Numbers a transaction's recorded changes and gap marks in their order (`ChangeRecorder.numbersAtCommit`), logs
     /// the changes and raises the marks. Call last in the transaction: the lock it takes is held until COMMIT.
     /// Without gap marks, nothing waits for the numbers: the rows take them from `currval` (which `_live_take`'s
@@ -44,14 +58,21 @@ enum PostgresChangeLog {
         guard !recorded.isEmpty else { return }
         let count = Int64(recorded.count)
         guard recorded.allSatisfy({ $0.after != nil || $0.before != nil }) else { return try appendWithMarks(recorded, in: db) }
-        db.sendWithNext("SELECT _live_take($1)", [.int(count)])
+        try db.sendPreparedWithNext("SELECT _live_take($1)", [.int(count)])
         let at = Int64(Date().timeIntervalSince1970 * 1000)
         // Each row's seq is `currval - (count - 1 - offset)`: first to last.
         let rows = recorded.enumerated().compactMap { offset, change in row(change, seq: count - 1 - Int64(offset), at: at) }
         for start in stride(from: 0, to: rows.count, by: 1_000) {
             let chunk = rows[start..<min(start + 1_000, rows.count)]
             let values = Array(repeating: "(currval('_live_seq') - ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            db.sendWithNext(SQLPlaceholders.postgres(insertSQL + values), try chunk.flatMap { $0 }.map(PostgresValue.init))
+            let sql = SQLPlaceholders.postgres(insertSQL + values), parameters = try chunk.flatMap { $0 }.map(PostgresValue.init)
+            // The row counts a write group has (up to `WriteBatcher.maximumGroup`) are prepared: parsing and planning
+            // the statement cost the server more than inserting its rows.
+            if chunk.count <= WriteBatcher.maximumGroup {
+                try db.sendPreparedWithNext(sql, parameters)
+            } else {
+                db.sendWithNext(sql, parameters)
+            }
         }
     }
 

@@ -13,13 +13,22 @@ import Foundation
 extension PostgresConnection {
     /// Sends `sql` ahead of the next statement, in that statement's round trip, instead of waiting for it now.
     func sendWithNext(_ sql: String, _ parameters: [PostgresValue] = []) {
-        statementsToSend.append((sql, parameters))
+        statementsToSend.append((sql, parameters, nil))
+    }
+
+    /// `sendWithNext` for a statement that runs often: prepared once on this connection (the first time, in a round
+    /// trip of its own), then sent by name, so that the server neither parses nor plans it again. The parameters'
+    /// types are the server's to infer (from the columns and functions they meet): a NULL and a number in one place
+    /// share the statement.
+    func sendPreparedWithNext(_ sql: String, _ parameters: [PostgresValue]) throws {
+        let name = try statementName(for: Self.statementKey(sql, []), sql: sql, types: [])
+        statementsToSend.append((sql, parameters, name))
     }
 
     /// Takes back the last statement queued with `sendWithNext` if it is `sql` and has not gone out (nothing ran
     /// since); whether it did.
     func withdrawIfUnsent(_ sql: String) -> Bool {
-        guard let last = statementsToSend.last, last.sql == sql, last.parameters.isEmpty else { return false }
+        guard let last = statementsToSend.last, last.sql == sql, last.parameters.isEmpty, last.preparedName == nil else { return false }
         statementsToSend.removeLast()
         return true
     }
@@ -94,7 +103,10 @@ extension PostgresConnection {
         var queuedWaiting = 0
         for statement in waiting {
             let queued = withParameters(statement.parameters) { count, values, lengths, formats in
-                PQsendQueryParams(handle, statement.sql, count, statement.parameters.map(\.parameterType), values, lengths, formats, 0) == 1
+                if let name = statement.preparedName {
+                    return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0) == 1
+                }
+                return PQsendQueryParams(handle, statement.sql, count, statement.parameters.map(\.parameterType), values, lengths, formats, 0) == 1
             }
             guard queued else { break }
             queuedWaiting += 1

@@ -61,6 +61,7 @@ extension PostgresConnection {
         } else if statementTimeout == nil, statementTimeoutOutsideTransactions != 0 {
             sendWithNext("SET LOCAL statement_timeout TO DEFAULT")  // The server's, not the session's own.
         }
+        let opening = statementsToSend.count
         let value: T
         do {
             value = try body(self)
@@ -69,8 +70,8 @@ extension PostgresConnection {
             if isConnected && PQtransactionStatus(handle) != PQTRANS_IDLE { _ = try? execute("ROLLBACK") }
             throw error
         }
-        guard PQtransactionStatus(handle) != PQTRANS_IDLE else {
-            statementsToSend.removeAll()  // Nothing went out: there is no transaction to end.
+        guard PQtransactionStatus(handle) != PQTRANS_IDLE || statementsToSend.count > opening else {
+            statementsToSend.removeAll()  // Nothing went out, nor waits to: there is no transaction to end.
             return value
         }
         // A statement error that `body` caught left the transaction aborted: COMMIT would answer "ROLLBACK" as a

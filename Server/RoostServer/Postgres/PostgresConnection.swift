@@ -31,7 +31,7 @@ public final class PostgresConnection {
     /// Inside `PostgresEngine.read`: the node's schema cache and the generation the transaction's snapshot belongs to.
     var readerSchemas: (cache: SchemaCache, generation: UInt64)?
     /// Statements that go out ahead of the next one, in its round trip (`sendWithNext`).
-    var statementsToSend: [(sql: String, parameters: [PostgresValue])] = []
+    var statementsToSend: [(sql: String, parameters: [PostgresValue], preparedName: String?)] = []
     /// A COMMIT went out whose answer is read at the connection's next use (`commitWithoutWaiting`).
     var commitUnread = false
     /// The session's `statement_timeout` as this connection set it (0: the server's default, never set here).
@@ -102,7 +102,7 @@ public final class PostgresConnection {
     public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
         readUnreadCommit()
         let types = parameters.map(\.parameterType)
-        let key = types.map(String.init).joined(separator: ",") + ";" + sql
+        let key = Self.statementKey(sql, types)
         do {
             return try runPrepared(key: key, sql: sql, types: types, parameters)
         } catch let error as PostgresError where error.sqlState == .invalidSQLStatementName && isIdle {
@@ -172,6 +172,11 @@ public final class PostgresConnection {
     /// Quotes a name for SQL text: `"my ""table"""`.
     public static func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// What a prepared statement is kept under: its text and its parameters' types.
+    static func statementKey(_ sql: String, _ types: [UInt32]) -> String {
+        types.map(String.init).joined(separator: ",") + ";" + sql
     }
 
     /// The name `key`'s statement is prepared under, prepared now if it was not (for `send`, which cannot pipeline).

@@ -23,6 +23,7 @@ enum PostgresSchema {
         Migration(version: 3, name: "sessions as objects", sql: sessionObjectsView),
         Migration(version: 4, name: "uploaded files in chunks", sql: PostgresFileStore.schemaSQL),
         Migration(version: 5, name: "LiveQuery sequence, numbered at commit", sql: PostgresChangeLog.schemaSQL),
+        Migration(version: 6, name: "LiveQuery numbering in PL/pgSQL", sql: PostgresChangeLog.takeInPLpgSQL),
     ]
 
     /// The `pg_advisory_xact_lock` key the migrations run under ("roost" in ASCII): one node migrates at a time.

@@ -20,7 +20,7 @@ struct PostgresConstraintCompiler: ConstraintCompiling {
     /// The fragment with `?` for each parameter mark. The compiler's SQL has no `?` of its own outside string
     /// literals (no jsonb `?` operators), so the marks are the only ones the placeholder translation sees.
     static func shared(_ fragment: PostgresFragment) -> SQLFragment {
-        SQLFragment(sql: fragment.sql.replacingOccurrences(of: PostgresFragment.parameter, with: "?"),
+        SQLFragment(sql: PostgresFragment.replacing(PostgresFragment.mark, with: UInt8(ascii: "?"), in: fragment.sql),
                     arguments: fragment.parameters.map(sqlValue))
     }
 

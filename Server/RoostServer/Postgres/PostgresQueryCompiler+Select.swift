@@ -11,7 +11,7 @@ extension PostgresQueryCompiler {
     static func readFilter(_ subjects: [String]?) -> PostgresFragment {
         // SQLite's own test (`rperm` is the same JSON text here), its `?` marks as this compiler's.
         let shared = QueryCompiler.readFilter(subjects)
-        return PostgresFragment(sql: shared.sql.replacingOccurrences(of: "?", with: PostgresFragment.parameter),
+        return PostgresFragment(sql: PostgresFragment.replacing(UInt8(ascii: "?"), with: PostgresFragment.mark, in: shared.sql),
                                 parameters: shared.arguments.map { $0.text.map(PostgresValue.text) ?? .null })
     }
 

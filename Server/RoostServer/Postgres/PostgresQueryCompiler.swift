@@ -4,8 +4,18 @@ import RoostCore
 /// `numbered()` turns the marks into `$1`, `$2`, ... (so fragments combine in any order).
 struct PostgresFragment {
     static let parameter = "\u{1}"
+    /// `parameter`'s one byte.
+    static let mark: UInt8 = 1
     var sql: String
     var parameters: [PostgresValue] = []
+
+    /// `sql` with every `byte` made `replacement` (both ASCII), for swapping the marks with SQLite's `?`: byte by byte,
+    /// since Foundation's `replacingOccurrences` took 6 % of roost's CPU for a PostgreSQL query (`perf`, wrk).
+    static func replacing(_ byte: UInt8, with replacement: UInt8, in sql: String) -> String {
+        var bytes = Array(sql.utf8)
+        for index in bytes.indices where bytes[index] == byte { bytes[index] = replacement }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// The SQL with `$n` placeholders, numbered from `first` (after the `first - 1` parameters already in a statement).
     func numbered(from first: Int = 1) -> String {

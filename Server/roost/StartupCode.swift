@@ -20,21 +20,24 @@ enum StartupCode {
     }
 
     /// The process's executable mappings of files, and whether none of their pages has a private copy.
+    /// Read as bytes: split into `Character`s, its ~6,000 lines took half of start-up's instructions (callgrind: 321M → 151M).
     private static func executableFileMappings() -> [(start: UInt, end: UInt, unwritten: Bool)] {
         // Read to its end: `String(contentsOfFile:)` returns a /proc file's first few kilobytes only.
         guard let file = FileHandle(forReadingAtPath: "/proc/self/smaps") else { return [] }
         defer { try? file.close() }
+        let space = UInt8(ascii: " ")
+        func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
         var mappings: [(start: UInt, end: UInt, unwritten: Bool)] = []
         var inCode = false  // Whether the field lines read belong to the last mapping listed.
-        for line in String(decoding: file.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n") {
+        for line in [UInt8](file.readDataToEndOfFile()).split(separator: UInt8(ascii: "\n")) {
             // A mapping's header, "start-end perms offset device inode   path", then its "Field: value kB" lines.
-            let fields = line.split(separator: " ", maxSplits: 5)
-            if fields.count >= 5, fields[0].contains("-"), !fields[0].hasSuffix(":") {
-                let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
-                inCode = fields.count == 6 && fields[1] == "r-xp" && fields[5].trimmingCharacters(in: .whitespaces).hasPrefix("/")
+            let fields = line.split(separator: space, maxSplits: 5)
+            if fields.count >= 5, fields[0].contains(UInt8(ascii: "-")), fields[0].last != UInt8(ascii: ":") {
+                let bounds = fields[0].split(separator: UInt8(ascii: "-")).compactMap { UInt(text($0), radix: 16) }
+                inCode = fields.count == 6 && text(fields[1]) == "r-xp" && fields[5].first(where: { $0 != space }) == UInt8(ascii: "/")
                     && bounds.count == 2 && bounds[1] > bounds[0]
                 if inCode { mappings.append((bounds[0], bounds[1], true)) }
-            } else if inCode, fields.first == "Anonymous:", fields.count > 1, fields[1] != "0" {
+            } else if inCode, fields.count > 1, text(fields[0]) == "Anonymous:", text(fields[1]) != "0" {
                 mappings[mappings.count - 1].unwritten = false
             }
         }

@@ -114,7 +114,8 @@ extension PostgresConnection {
 
     /// Sets the session's `statement_timeout` (what a statement outside a transaction runs under) unless it is
     /// already `milliseconds`: one round trip, once per connection. Transactions keep their own limit (see
-    /// `transaction(_:statementTimeout:awaitingCommit:_:)`).
+    /// `transaction(_:statementTimeout:awaitingCommit:_:)`); later statements outside one keep this limit too (on a
+    /// pooled connection: `PostgresFileStore`'s, each a file's row or one 256 KB chunk).
     func limitStatementsOutsideTransactions(toMilliseconds milliseconds: UInt64) throws {
         guard statementTimeoutOutsideTransactions != milliseconds else { return }
         try execute("SET statement_timeout = \(milliseconds)")

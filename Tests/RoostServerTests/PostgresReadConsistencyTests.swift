@@ -58,4 +58,21 @@ import RoostTestSupport
         expectTimeLimit(.eachStatement)
         #expect(try storage.read(.eachStatement) { db in try db.fetchRows("SELECT 3", [], cacheable: true)[0][0].integer } == 3)
     }
+
+    /// `--query-timeout 0` is no limit for reads, even where the database sets one of its own; writes keep the database's.
+    @Test func noTimeLimitOverridesTheDatabasesOwnForReadsOnly() throws {
+        let scratch = try PostgresScratchDatabase()
+        defer { scratch.drop() }
+        try scratch.connect().execute("ALTER DATABASE \(scratch.name) SET statement_timeout = 12345")
+        let storage = try Storage(databaseURL: scratch.url, poolSize: 1, queryTimeout: 0)
+        defer { try? storage.close() }
+        func limit(_ consistency: ReadConsistency) throws -> String? {
+            try storage.read(consistency) { db in try db.fetchRows("SHOW statement_timeout", [], cacheable: false)[0][0].text }
+        }
+        for _ in 0..<2 {  // Before and after the session's limit is set.
+            #expect(try limit(.snapshot) == "0")
+            #expect(try limit(.eachStatement) == "0")
+            #expect(try storage.write { db in try db.fetchRows("SHOW statement_timeout", [], cacheable: false)[0][0].text } == "12345ms")
+        }
+    }
 }

@@ -58,7 +58,7 @@ extension PostgresConnection {
         sendWithNext("BEGIN ISOLATION LEVEL " + isolation.rawValue)
         if let statementTimeout, statementTimeout != statementTimeoutOutsideTransactions {
             sendWithNext("SET LOCAL statement_timeout = \(statementTimeout)")
-        } else if statementTimeout == nil, statementTimeoutOutsideTransactions != 0 {
+        } else if statementTimeout == nil, statementTimeoutOutsideTransactions != nil {
             sendWithNext("SET LOCAL statement_timeout TO DEFAULT")  // The server's, not the session's own.
         }
         let opening = statementsToSend.count

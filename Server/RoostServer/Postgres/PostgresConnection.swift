@@ -34,8 +34,8 @@ public final class PostgresConnection {
     var statementsToSend: [(sql: String, parameters: [PostgresValue], preparedName: String?)] = []
     /// A COMMIT went out whose answer is read at the connection's next use (`commitWithoutWaiting`).
     var commitUnread = false
-    /// The session's `statement_timeout` as this connection set it (0: the server's default, never set here).
-    var statementTimeoutOutsideTransactions: UInt64 = 0
+    /// The session's `statement_timeout` as this connection set it (nil: never set here, the server's default).
+    var statementTimeoutOutsideTransactions: UInt64?
 
     private struct PreparedStatement {
         let name: String

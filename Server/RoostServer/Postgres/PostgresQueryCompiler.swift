@@ -3,9 +3,9 @@ import RoostCore
 /// A piece of PostgreSQL with its parameters, in order; `PostgresFragment.parameter` marks each one until
 /// `numbered()` turns the marks into `$1`, `$2`, ... (so fragments combine in any order).
 struct PostgresFragment {
-    static let parameter = "\u{1}"
-    /// `parameter`'s one byte.
+    /// The mark's one byte (U+0001, which no statement of the compiler's holds otherwise).
     static let mark: UInt8 = 1
+    static let parameter = String(UnicodeScalar(mark))
     var sql: String
     var parameters: [PostgresValue] = []
 

@@ -15,14 +15,15 @@ import Testing
     static let limits = ["--max-body", "1000000", "--max-buffered-body", "3000000", "--max-buffered-body-per-ip", "2000000"]
     static let refusal = #"{"code":1,"error":"too many request bodies in progress"}"#
 
-    /// Five rounds of two clients that send a byte of a 900 KB body and leave: 9 MB reserved in all through a 2 MB
-    /// room. A reservation not given back on a closed connection would have the address refused from the second round.
+    /// 300 rounds of two clients that send a byte of a 900 KB body and leave: 540 MB reserved in all through a 2 MB
+    /// room. A reservation not given back on a closed connection would have the address refused from the next round
+    /// on. (libmicrohttpd can miss such a close, about one round in 150 here: `RequestState.closedMidBody`.)
     @Test func clientsLeavingMidBodyGiveTheirRoomBack() async throws {
         let server = try TestServer(arguments: Self.limits)
         let port = server.port
         let thirds = try await onOwnThread { () throws -> [String] in
             var thirds: [String] = []
-            for _ in 1...5 {
+            for _ in 1...300 {
                 // The previous round's connections close asynchronously: their room may take a moment to come back.
                 let held = try (0..<2).map { _ in try Self.holdBody(port: port, from: "127.0.0.1", length: 900_000) }
                 let third = try Self.startBody(port: port, from: "127.0.0.1", length: 900_000)
@@ -32,7 +33,7 @@ import Testing
             return thirds
         }
         #expect(thirds.allSatisfy { $0.hasPrefix("HTTP/1.1 503") }, "\(thirds)")
-        // All 9 MB given back: a 900 KB body from the address goes through.
+        // All 540 MB given back: a 900 KB body from the address goes through.
         let blob = String(repeating: "x", count: 800_000)
         var status = 0
         for _ in 0..<100 {

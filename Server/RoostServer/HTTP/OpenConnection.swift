@@ -24,6 +24,12 @@ final class OpenConnection: Sendable {
     /// Upgraded (a WebSocket): its socket is another owner's now, and so is its `ConnectionGate` slot.
     let isHandedOff = Atomic<Bool>(false)
 
+    /// Whether the client has closed its end (a read would find the end of the stream), taking none of its bytes.
+    var peerHasClosed: Bool {
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) == 0
+    }
+
     init(socket: Int32, address: ConnectionGate.Address?, daemon: Int) {
         self.socket = socket
         self.address = address

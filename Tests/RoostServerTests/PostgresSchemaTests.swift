@@ -5,7 +5,7 @@ import Testing
 
 /// The internal tables on PostgreSQL (`PostgresSchema`, `PostgresClassTable`): applied once, also by nodes starting
 /// together, and the same shape as SQLite's after its migrations v1...v15
-/// (but SQLite's `_rows`, see `RowCount`).
+/// (but `_rows`, one row per table on SQLite and per write on PostgreSQL: `RowCount`, `PostgresRowCount`).
 @Suite struct PostgresSchemaTests {
     @Test func migrationsApplyOnceAndRecordTheirVersions() throws {
         let scratch = try PostgresScratchDatabase()
@@ -56,7 +56,7 @@ import Testing
         try SQLiteScratch.with { sqlite in
             let tables = try sqlite.fetchRows(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name LIKE '\\_%' ESCAPE '\\' ORDER BY name",
-                [], cacheable: false).compactMap { $0[0].text }.filter { $0 != "_rows" }  // SQLite's alone (`RowCount`).
+                [], cacheable: false).compactMap { $0[0].text }.filter { $0 != "_rows" }  // A shape of its own on each.
             #expect(tables == ["_account_token", "_config", "_hooks", "_idempotency", "_join", "_live_change", "_live_trim",
                                "_login_failure", "_mail_outbox", "_password", "_schema", "_session", "_session_objects"])
             for table in tables {

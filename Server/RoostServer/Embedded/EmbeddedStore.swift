@@ -6,7 +6,7 @@ import RoostCore
 /// through the same schema checks, query compiler and SQL as the server. Do not open a data
 /// directory that a running server is using for writes: both would be writers.
 public final class EmbeddedStore {
-    private let storage: Storage
+    let storage: Storage
     private let config: ServerConfig
 
     /// Opens (creating if needed) the database of `dataDirectory`.

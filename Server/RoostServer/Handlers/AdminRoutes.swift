@@ -46,6 +46,7 @@ enum AdminRoutes {
             }
             guard let schema = try SchemaStore.load(className, in: db) else { return }  // Nothing stored: nothing to purge.
             try db.execute("DELETE FROM \(schema.tableName)", cacheable: false)
+            db.countRows(-Int64(db.changes), in: schema)
             try db.writeState.changeRecorder?.markGap(in: className, in: db)  // Deleted without events: no resume across it.
             try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(className)])
             if className == UserStore.className {

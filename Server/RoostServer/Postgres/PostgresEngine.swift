@@ -19,6 +19,8 @@ final class PostgresEngine: StorageEngine {
     private let schemas: SchemaCache
     /// Tells the other nodes what a write changed of what they cache, and drops what theirs changed here.
     private let cacheInvalidation: CacheInvalidation
+    /// Folds the rows writes add to `_rows` (`PostgresRowCount`) now and then.
+    private let rowCountCompactor: RowCountCompactor
     /// LiveQuery's: which classes' writes are recorded (set once, by `observeCommits`), and the feed of every node's commits.
     private let recording = Mutex<RecordedClasses?>(nil)
     private let feed = Mutex<PostgresChangeFeed?>(nil)
@@ -38,10 +40,13 @@ final class PostgresEngine: StorageEngine {
         self.schemas = schemas
         _ = try pool.withConnection { try PostgresSchema.migrate($0) }
         cacheInvalidation = try CacheInvalidation(url: pool.url, invalidate: invalidate)
+        rowCountCompactor = RowCountCompactor(pool: pool)
     }
 
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         let records = recording.withLock { $0 }?.records
+        var countRowsSent = 0
+        defer { rowCountCompactor.added(countRowsSent) }
         return try pool.withConnection { connection in
             let state = connection.writeState
             state.changeRecorder = records.map { ChangeRecorder(head: 0, logs: true, records: $0, numbersAtCommit: true) }
@@ -50,6 +55,7 @@ final class PostgresEngine: StorageEngine {
                     // Another connection or node may have changed a schema since this one last wrote.
                     state.schemaCache.removeAll()
                     state.objectChanges.removeAll()
+                    state.rowCountChanges.removeAll()
                     state.rollbackProofWrites.removeAll()
                     state.changedHooks = false
                     state.retryableFailure = nil
@@ -57,6 +63,8 @@ final class PostgresEngine: StorageEngine {
                     // A savepoint caught a serialization failure (a batch item, a grouped request): the whole transaction runs again.
                     if let failure = state.retryableFailure { throw failure }
                     try cacheInvalidation.announce(state, on: connection)  // Delivered at the commit.
+                    countRowsSent = try PostgresRowCount.send(state.rowCountChanges, in: connection)
+                    state.rowCountChanges.removeAll()
                     // Last: numbering takes the lock that orders commits with changes (`PostgresChangeLog`).
                     try PostgresChangeLog.append(state.objectChanges, in: connection)
                     state.objectChanges.removeAll()  // Every node's feed hands them on, this one's too.
@@ -67,10 +75,14 @@ final class PostgresEngine: StorageEngine {
                 let kept = state.rollbackProofWrites
                 state.rollbackProofWrites.removeAll()
                 state.objectChanges.removeAll()
+                state.rowCountChanges.removeAll()
+                countRowsSent = 0
                 if !kept.isEmpty {
                     _ = try? connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
                         state.schemaCache.removeAll()  // It may hold schemas of the transaction that rolled back.
                         for write in kept { try write(connection) }
+                        countRowsSent = try PostgresRowCount.send(state.rowCountChanges, in: connection)
+                        state.rowCountChanges.removeAll()
                     }
                 }
                 throw error

@@ -1,5 +1,6 @@
 /// The internal tables on PostgreSQL: the end state of SQLite's migrations v1...v14 (`Storage.migrator`) plus
-/// `ChangeLog.schemaSQL`, as one migration set recorded in `_roost_migrations` (v15's `_rows` is SQLite's alone: `RowCount`).
+/// `ChangeLog.schemaSQL`, as one migration set recorded in `_roost_migrations` (v15's `_rows` has a shape of its own
+/// here: `PostgresRowCount`).
 ///
 /// Shapes mirror SQLite's so the stores' SQL runs on both: the same table and column names, unquoted (PostgreSQL
 /// folds them to lower case, in the DDL and in every statement alike), ids and JSON documents as `text`
@@ -24,6 +25,7 @@ enum PostgresSchema {
         Migration(version: 4, name: "uploaded files in chunks", sql: PostgresFileStore.schemaSQL),
         Migration(version: 5, name: "LiveQuery sequence, numbered at commit", sql: PostgresChangeLog.schemaSQL),
         Migration(version: 6, name: "LiveQuery numbering in PL/pgSQL", sql: PostgresChangeLog.takeInPLpgSQL),
+        Migration(version: 7, name: "class tables' row counts", sql: PostgresRowCount.schemaSQL),
     ]
 
     /// The `pg_advisory_xact_lock` key the migrations run under ("roost" in ASCII): one node migrates at a time.

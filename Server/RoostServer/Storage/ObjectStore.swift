@@ -41,6 +41,7 @@ enum ObjectStore {
         } catch let error as any DatabaseError where error.isPrimaryKeyViolation || error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }
+        db.countRows(1, in: schema)
         try db.recorder(for: schema.className)?.record(schema.className, before: nil, after: row(values, schema), in: db)
     }
 
@@ -85,6 +86,7 @@ enum ObjectStore {
         let before = recorder != nil ? try fetch(objectId, from: schema, in: db) : nil
         try db.execute("DELETE FROM \(schema.tableName) WHERE objectId = ?", [.text(objectId)])
         let deleted = db.changes > 0
+        if deleted { db.countRows(-1, in: schema) }
         if deleted, let recorder, let before { try recorder.record(schema.className, before: before, after: nil, in: db) }
         return deleted
     }

@@ -31,15 +31,16 @@ enum ReadPermission {
     static func count(_ schema: ClassSchema, where filter: SQLFragment, readableBy subjects: [String]?,
                       in db: some SQLQuerying) throws -> Int {
         let table = schema.tableName
-        // No `WHERE 1`: the whole class is counted by `RowCount` (a `WHERE` would read every row).
-        let matching = filter.sql == "1" ? "" : " WHERE (\(filter.sql))"
+        // No `WHERE 1` (`TRUE` on PostgreSQL): the whole class is counted by `RowCount` (a `WHERE` would read every row).
+        let everything = filter.sql == "1" || filter.sql == "TRUE"
+        let matching = everything ? "" : " WHERE (\(filter.sql))"
         var sql = matching.isEmpty ? RowCount.totalSQL(of: schema, dialect: db.dialect) : "SELECT COUNT(*) FROM \(table)\(matching)"
         var arguments = filter.arguments
         if let subjects {
             // The restricted rows that name none of the caller's subjects (`*` is never named: see `readers`).
             let named = subjects.filter { $0 != "*" }
             let tests = named.isEmpty ? "" : " AND NOT (" + Array(repeating: "instr(rperm, ?) > 0", count: named.count).joined(separator: " OR ") + ")"
-            let hidden = (filter.sql == "1" ? " WHERE " : " AND ") + "rperm IS NOT NULL" + tests
+            let hidden = (everything ? " WHERE " : " AND ") + "rperm IS NOT NULL" + tests
             sql = "SELECT (\(sql)) - (SELECT COUNT(*) FROM \(table)\(matching)\(hidden))"
             arguments += filter.arguments + named.map { .text(JSON.string($0).jsonText) }
         }

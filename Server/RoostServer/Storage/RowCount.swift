@@ -4,7 +4,8 @@
 /// SQLite's own `COUNT(*)` walks every page of the table's smallest index: 9–14 ms at 1,000,000 objects,
 /// the whole cost of `count=1` without a condition (what the Parse SDKs' `count()` of a class sends). Cost
 /// to a write: one trigger updating one row, about 1 µs per insert or delete (measured in the README).
-/// PostgreSQL keeps `COUNT(*)`: one counter row every concurrent writer updates would serialize them.
+/// PostgreSQL keeps its count in another shape (`PostgresRowCount`): one counter row every concurrent writer updated
+/// would serialize them.
 enum RowCount {
     static let tableSQL = "CREATE TABLE IF NOT EXISTS _rows (tableId INTEGER PRIMARY KEY, rows INTEGER NOT NULL)"
 
@@ -22,16 +23,17 @@ enum RowCount {
             """)
     }
 
-    /// Forgets a dropped class table (its triggers went with it).
+    /// Forgets a dropped class table (its triggers went with it), on either database.
     static func remove(tableID: Int64, in db: some SQLConnection) throws {
         try db.execute("DELETE FROM _rows WHERE tableId = ?", [.integer(tableID)])
     }
 
     /// A query for the rows of the class: the kept count on SQLite (`COUNT(*)`, which `COALESCE` reaches only
-    /// should the row be missing), `COUNT(*)` on PostgreSQL and for a view. Safe to splice: the id is an integer.
+    /// should the row be missing) and on PostgreSQL, `COUNT(*)` for a view. Safe to splice: the id is an integer.
     static func totalSQL(of schema: ClassSchema, dialect: SQLDialect) -> String {
         let counted = "SELECT COUNT(*) FROM \(schema.tableName)"
-        guard dialect == .sqlite, schema.view == nil else { return counted }
+        guard schema.view == nil else { return counted }
+        guard dialect == .sqlite else { return PostgresRowCount.totalSQL(tableID: schema.id) }
         return "SELECT COALESCE((SELECT rows FROM _rows WHERE tableId = \(schema.id)), (\(counted)))"
     }
 }

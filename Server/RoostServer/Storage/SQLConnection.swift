@@ -55,6 +55,9 @@ final class WriteState {
     /// and what it recorded in the current transaction (published once committed).
     var changeRecorder: ChangeRecorder?
     var objectChanges: [ObjectChange] = []
+    /// PostgreSQL: the rows the transaction's statements added to and removed from class tables (`PostgresRowCount`).
+    /// Unused on SQLite, whose triggers count (`RowCount`).
+    var rowCountChanges: [RowCountChange] = []
     /// What to do once the transaction has committed (`after` trigger webhooks), in order. Emptied when the
     /// transaction starts over (a PostgreSQL retry) and cut back when a savepoint is undone: nothing runs for a
     /// write that was not committed, and nothing twice.
@@ -94,6 +97,13 @@ extension SQLConnection {
         writeState.changedSchema = true
     }
 
+    /// Notes that a statement added `rows` rows to the class's table (negative: removed them), for the count
+    /// PostgreSQL keeps (`PostgresRowCount`). SQLite's triggers count by themselves (`RowCount`); a view has no count.
+    func countRows(_ rows: Int64, in schema: ClassSchema) {
+        guard dialect == .postgres, schema.view == nil, rows != 0 else { return }
+        writeState.rowCountChanges.append(RowCountChange(tableID: schema.id, rows: rows))
+    }
+
     /// The recorder, when it records `className`'s writes.
     func recorder(for className: String) -> ChangeRecorder? {
         guard let recorder = writeState.changeRecorder, recorder.records(className) else { return nil }
@@ -105,6 +115,7 @@ extension SQLConnection {
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
         try runSoon("SAVEPOINT request")
         let recorded = writeState.objectChanges.count
+        let counted = writeState.rowCountChanges.count
         let actionsAfterCommit = writeState.afterCommit.count
         let proofRecorded = writeState.rollbackProofWrites.count
         do {
@@ -116,6 +127,7 @@ extension SQLConnection {
             if let failure = error as? PostgresError, failure.isRetryable { writeState.retryableFailure = failure }
             writeState.schemaCache.removeAll()
             writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
+            writeState.rowCountChanges.removeSubrange(min(counted, writeState.rowCountChanges.count)...)
             writeState.afterCommit.removeSubrange(min(actionsAfterCommit, writeState.afterCommit.count)...)
             if !withdrawIfUnsent("SAVEPOINT request") {
                 try? execute("ROLLBACK TO SAVEPOINT request")

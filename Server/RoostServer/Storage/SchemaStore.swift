@@ -80,7 +80,7 @@ enum SchemaStore {
         try db.execute("DELETE FROM _schema WHERE id = ?", [.integer(schema.id)])
         for field in TextIndex.fields(of: schema) { try TextIndex.drop(field, of: schema, in: db) }
         try db.execute("DROP TABLE IF EXISTS \(schema.tableName)", cacheable: false)
-        if db.dialect == .sqlite { try RowCount.remove(tableID: schema.id, in: db) }
+        try RowCount.remove(tableID: schema.id, in: db)
         try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])
     }
 

@@ -101,18 +101,21 @@ final class RawConnection {
         return poll(&descriptor, 1, 0) > 0
     }
 
-    /// Waits up to `seconds` for the server to end the connection; returns what it sent before closing
-    /// (nil when it is still open at the end).
+    /// What `waitForClose` read in an earlier call while the connection was still open.
+    private var readBeforeClose: [UInt8] = []
+
+    /// Waits up to `seconds` for the server to end the connection; returns everything it sent before closing,
+    /// also what arrived during earlier calls (a reply can come in one call's time and the close in the next's),
+    /// or nil when it is still open at the end.
     func waitForClose(within seconds: Double) -> String? {
-        var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 50) > 0 else { continue }
             let count = recv(socket, &buffer, buffer.count, 0)
-            if count <= 0 { return String(decoding: received, as: UTF8.self) }
-            received += buffer[..<count]
+            if count <= 0 { return String(decoding: readBeforeClose, as: UTF8.self) }
+            readBeforeClose += buffer[..<count]
         }
         return nil
     }

@@ -9,6 +9,15 @@ import RoostTestSupport
 /// on PostgreSQL too (every way rows come and go, over HTTP); these check what is PostgreSQL's own: the migration,
 /// several writers and nodes at once, and compactions racing them.
 @Suite struct PostgresRowCountTests {
+    /// A scratch database and a data directory for an `EmbeddedStore` on it, both gone after `body`.
+    static func withScratch(_ body: (PostgresScratchDatabase, String) throws -> Void) throws {
+        let scratch = try PostgresScratchDatabase()
+        defer { scratch.drop() }
+        let directory = NSTemporaryDirectory() + "roost-pg-rows-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try body(scratch, directory)
+    }
+
     static func wholeCount(_ store: EmbeddedStore, _ className: String) throws -> JSON? {
         try store.find(className: className, parameters: ["count": 1, "limit": 0])["count"]
     }
@@ -19,41 +28,37 @@ import RoostTestSupport
 
     /// The count is the kept one, not `COUNT(*)`: a row added to `_rows` by hand shows in it.
     @Test func aWholeClassCountReadsTheKeptRows() throws {
-        let scratch = try PostgresScratchDatabase()
-        defer { scratch.drop() }
-        let directory = NSTemporaryDirectory() + "roost-pg-rows-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
-        defer { try? store.close() }
-        _ = try store.insert(className: "Item", objects: (0..<30).map { ["n": .number(Double($0))] })
-        let db = try scratch.connect()
-        try db.execute("INSERT INTO _rows (tableId, rows) SELECT id, 1000 FROM _schema WHERE className = 'Item'")
-        #expect(try Self.wholeCount(store, "Item") == 1030)
-        #expect(try store.find(className: "Item", parameters: ["count": 1, "limit": 0, "where": ["n": ["$gte": 0]]])["count"] == 30)
+        try Self.withScratch { scratch, directory in
+            let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
+            defer { try? store.close() }
+            _ = try store.insert(className: "Item", objects: (0..<30).map { ["n": .number(Double($0))] })
+            let db = try scratch.connect()
+            try db.execute("INSERT INTO _rows (tableId, rows) SELECT id, 1000 FROM _schema WHERE className = 'Item'")
+            #expect(try Self.wholeCount(store, "Item") == 1030)
+            #expect(try store.find(className: "Item", parameters: ["count": 1, "limit": 0, "where": ["n": ["$gte": 0]]])["count"] == 30)
+        }
     }
 
     /// A database from before migration 7: classes with objects and no `_rows`. Migrating counts each class once.
     @Test func theMigrationCountsClassesThatHaveObjects() throws {
-        let scratch = try PostgresScratchDatabase()
-        defer { scratch.drop() }
-        let directory = NSTemporaryDirectory() + "roost-pg-rows-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
+        try Self.withScratch { scratch, directory in
+            do {
+                let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
+                _ = try store.insert(className: "Item", objects: (0..<50).map { ["n": .number(Double($0))] })
+                _ = try store.insert(className: "Other", objects: [["n": 1]])
+                try store.close()
+            }
+            let db = try scratch.connect()
+            try db.execute("DROP TABLE _rows")
+            try db.execute("DELETE FROM _roost_migrations WHERE version = 7")
+            #expect(try PostgresSchema.migrate(db) == [7])
             let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
-            _ = try store.insert(className: "Item", objects: (0..<50).map { ["n": .number(Double($0))] })
-            _ = try store.insert(className: "Other", objects: [["n": 1]])
-            try store.close()
+            defer { try? store.close() }
+            #expect(try Self.wholeCount(store, "Item") == 50)
+            #expect(try Self.wholeCount(store, "Other") == 1)
+            _ = try store.insert(className: "Item", objects: [["n": 50]])
+            #expect(try Self.wholeCount(store, "Item") == 51)
         }
-        let db = try scratch.connect()
-        try db.execute("DROP TABLE _rows")
-        try db.execute("DELETE FROM _roost_migrations WHERE version = 7")
-        #expect(try PostgresSchema.migrate(db) == [7])
-        let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
-        defer { try? store.close() }
-        #expect(try Self.wholeCount(store, "Item") == 50)
-        #expect(try Self.wholeCount(store, "Other") == 1)
-        _ = try store.insert(className: "Item", objects: [["n": 50]])
-        #expect(try Self.wholeCount(store, "Item") == 51)
     }
 
     /// Two nodes on one database (two `roost` processes) create and delete from eight clients, past the compaction
@@ -114,47 +119,43 @@ import RoostTestSupport
     /// A request undone by its savepoint (a grouped request, a batch item) after its insert counts nothing; the
     /// others in the transaction count.
     @Test func anInsertUndoneByItsSavepointCountsNothing() throws {
-        let scratch = try PostgresScratchDatabase()
-        defer { scratch.drop() }
-        let directory = NSTemporaryDirectory() + "roost-pg-rows-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
-        defer { try? store.close() }
-        _ = try store.insert(className: "Item", objects: [["n": 0]])
-        struct Undone: Error {}
-        try store.storage.write { db in
-            let schema = try #require(try SchemaStore.load("Item", in: db))
-            func object(_ id: String) -> StoredObject {
-                StoredObject(objectId: id, createdAt: .now(), updatedAt: .now(), acl: nil, fields: ["n": 1])
-            }
-            #expect(throws: Undone.self) {
-                try db.inSavepoint {
-                    try ObjectStore.insert(object("undone0001"), into: schema, in: db)
-                    throw Undone()
+        try Self.withScratch { scratch, directory in
+            let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
+            defer { try? store.close() }
+            _ = try store.insert(className: "Item", objects: [["n": 0]])
+            struct Undone: Error {}
+            try store.storage.write { db in
+                let schema = try #require(try SchemaStore.load("Item", in: db))
+                func object(_ id: String) -> StoredObject {
+                    StoredObject(objectId: id, createdAt: .now(), updatedAt: .now(), acl: nil, fields: ["n": 1])
                 }
+                #expect(throws: Undone.self) {
+                    try db.inSavepoint {
+                        try ObjectStore.insert(object("undone0001"), into: schema, in: db)
+                        throw Undone()
+                    }
+                }
+                try db.inSavepoint { try ObjectStore.insert(object("kept000001"), into: schema, in: db) }
             }
-            try db.inSavepoint { try ObjectStore.insert(object("kept000001"), into: schema, in: db) }
+            #expect(try Self.wholeCount(store, "Item") == 2)
         }
-        #expect(try Self.wholeCount(store, "Item") == 2)
     }
 
     /// A dropped class takes its rows with it, and a class made again under its name starts from none.
     @Test func aDroppedClassLeavesNoRows() throws {
-        let scratch = try PostgresScratchDatabase()
-        defer { scratch.drop() }
-        let directory = NSTemporaryDirectory() + "roost-pg-rows-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
-        defer { try? store.close() }
-        _ = try store.insert(className: "Gone", objects: [["n": 1], ["n": 2]])
-        let dropped = try store.storage.write { db in
-            let schema = try #require(try SchemaStore.load("Gone", in: db))
-            try SchemaStore.drop(schema, in: db)
-            return schema.id
+        try Self.withScratch { scratch, directory in
+            let store = try EmbeddedStore(databaseURL: scratch.url, dataDirectory: directory)
+            defer { try? store.close() }
+            _ = try store.insert(className: "Gone", objects: [["n": 1], ["n": 2]])
+            let dropped = try store.storage.write { db in
+                let schema = try #require(try SchemaStore.load("Gone", in: db))
+                try SchemaStore.drop(schema, in: db)
+                return schema.id
+            }
+            let db = try scratch.connect()
+            #expect(try db.fetchRows("SELECT COUNT(*) FROM _rows WHERE tableId = ?", [.integer(dropped)], cacheable: false)[0][0].integer == 0)
+            _ = try store.insert(className: "Gone", objects: [["n": 3]])
+            #expect(try Self.wholeCount(store, "Gone") == 1)
         }
-        let db = try scratch.connect()
-        #expect(try db.fetchRows("SELECT COUNT(*) FROM _rows WHERE tableId = ?", [.integer(dropped)], cacheable: false)[0][0].integer == 0)
-        _ = try store.insert(className: "Gone", objects: [["n": 3]])
-        #expect(try Self.wholeCount(store, "Gone") == 1)
     }
 }

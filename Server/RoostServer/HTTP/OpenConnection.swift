@@ -25,9 +25,15 @@ final class OpenConnection: Sendable {
     let isHandedOff = Atomic<Bool>(false)
 
     /// Whether the client has closed its end (a read would find the end of the stream), taking none of its bytes.
-    var peerHasClosed: Bool {
+    var peerHasClosed: Bool { peekOneByte() == 0 }
+
+    /// Whether bytes have arrived that the daemon has not read yet.
+    private var hasUnreadBytes: Bool { peekOneByte() > 0 }
+
+    /// `recv` of one byte left in the socket, without waiting: 1 (a byte waits), 0 (the client closed), -1 (neither).
+    private func peekOneByte() -> Int {
         var byte: UInt8 = 0
-        return recv(socket, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) == 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
     }
 
     init(socket: Int32, address: ConnectionGate.Address?, daemon: Int) {
@@ -84,12 +90,6 @@ final class OpenConnection: Sendable {
             return false
         }
         return deadline.compareExchange(expected: current, desired: Self.expired, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    /// Whether bytes have arrived that the daemon has not read yet.
-    private var hasUnreadBytes: Bool {
-        var byte: UInt8 = 0
-        return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
     }
 
     /// Milliseconds on a monotonic clock (the coarse one: a vDSO read, no system call).

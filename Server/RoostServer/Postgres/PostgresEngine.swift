@@ -80,6 +80,7 @@ final class PostgresEngine: StorageEngine {
                 if !kept.isEmpty {
                     _ = try? connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
                         state.schemaCache.removeAll()  // It may hold schemas of the transaction that rolled back.
+                        state.rowCountChanges.removeAll()  // Each attempt counts its own.
                         for write in kept { try write(connection) }
                         countRowsSent = try PostgresRowCount.send(state.rowCountChanges, in: connection)
                         state.rowCountChanges.removeAll()

@@ -58,6 +58,52 @@ import Testing
         }
     }
 
+    /// A read connection keeps its snapshot after a read (`KeptSnapshot`); the next read after a commit sees it.
+    @Test func aKeptSnapshotGivesWayToTheNextCommit() throws {
+        try withStorage(idleDelay: .seconds(60)) { storage, _ in
+            func count() throws -> Int64? {
+                try storage.read { try $0.fetchRows("SELECT count(*) FROM filler", [], cacheable: false) }.first?.first?.integer
+            }
+            for expected in Int64(0)..<20 {
+                #expect(try count() == expected)
+                #expect(try count() == expected)  // From the kept snapshot.
+                try insert(storage)
+            }
+            #expect(try count() == 20)
+        }
+    }
+
+    /// A thread that read once and then sits idle keeps a snapshot, which would hold the WAL: the writer's restart
+    /// past the bound and the idle truncation end it instead of waiting for it (the restart would wait 10 s).
+    @Test func anIdleThreadsKeptSnapshotHoldsNothingBack() throws {
+        try withStorage(idleDelay: .milliseconds(300)) { storage, path in
+            let readDone = DispatchSemaphore(value: 0), finish = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+            Thread {
+                _ = try? storage.read { try $0.fetchRows("SELECT count(*) FROM filler", [], cacheable: false) }
+                readDone.signal()
+                finish.wait()
+                finished.signal()
+            }.start()
+            readDone.wait()
+            // Past the restart point (384 frames at this catch-up size) several times; a restart that waited for
+            // the idle snapshot would take 10 s.
+            let deadline = Date().addingTimeInterval(5)
+            var largestWAL = 0, commits = 0
+            while commits < 1_500, Date() < deadline {
+                try insert(storage)
+                commits += 1
+                largestWAL = max(largestWAL, walSize(path))
+            }
+            #expect(commits == 1_500, "\(commits) of 1,500 commits in 5 s")
+            #expect(largestWAL < 2 * 256 * 4_120, "WAL reached \(largestWAL) bytes")
+            let idleDeadline = Date().addingTimeInterval(5)
+            while walSize(path) > 0, Date() < idleDeadline { Thread.sleep(forTimeInterval: 0.05) }
+            #expect(walSize(path) == 0, "the WAL still holds \(walSize(path)) bytes after 5 s without writes")
+            finish.signal()
+            finished.wait()
+        }
+    }
+
     @Test func anIdleWALIsTruncated() throws {
         try withStorage(idleDelay: .milliseconds(300)) { storage, path in
             for _ in 0..<300 { try insert(storage) }

@@ -51,8 +51,13 @@ final class Checkpointer: @unchecked Sendable {
     /// How long the WAL sits unchanged before it is truncated.
     static let defaultIdleDelay: DispatchTimeInterval = .seconds(2)
 
+    /// Ends the snapshots idle read connections keep (`KeptSnapshot`), before each pass: they hold the WAL.
+    private let endIdleSnapshots: @Sendable () -> Void
+
     init(path: String, writer: WriteQueue, interval: DispatchTimeInterval = .milliseconds(100),
-         catchUpFrames: Int64 = defaultCatchUpFrames, idleDelay: DispatchTimeInterval = defaultIdleDelay) throws {
+         catchUpFrames: Int64 = defaultCatchUpFrames, idleDelay: DispatchTimeInterval = defaultIdleDelay,
+         endIdleSnapshots: @escaping @Sendable () -> Void) throws {
+        self.endIdleSnapshots = endIdleSnapshots
         connection = try SQLiteConnection(path: path, readOnly: false, pragmas: SQLiteEngine.pragmas)
         databaseDescriptor = open(path, O_RDONLY | O_CLOEXEC)
         self.writer = writer
@@ -76,6 +81,7 @@ final class Checkpointer: @unchecked Sendable {
             // A pass that stops short of the WAL's end (writes went on meanwhile) does not sync the
             // database file: the writer's complete checkpoint would then sync every page written
             // since. So a pass that copied anything is followed by a sync here, off the writer.
+            endIdleSnapshots()
             guard let pass = Checkpointer.passiveCheckpoint(connection) else { continue }
             if pass != lastPass ?? (0, 0) {
                 _ = fdatasync(databaseDescriptor)

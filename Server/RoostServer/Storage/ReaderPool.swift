@@ -26,6 +26,11 @@ final class ReaderPool: @unchecked Sendable {
         return reader
     }
 
+    /// Ends the snapshots kept by the connections no read is using now (`KeptSnapshot`). Callable from any thread.
+    func endIdleSnapshots() {
+        lock.withLock { for reader in all { reader.keptSnapshot.endIfIdle(on: reader) } }
+    }
+
     /// Stops every read in progress, and any later one (shutdown). Callable from any thread.
     func interruptAll() {
         lock.withLock { for reader in all { reader.interrupt() } }

@@ -22,6 +22,16 @@ final class SQLiteConnection: SQLConnection {
     let budget = QueryBudget()
     /// Text indexes with words staged in the current transaction: moved into FTS5 before it commits (`TextIndex`).
     let stagedTextIndexes = StagedTextIndexes()
+    /// On a read connection: the transaction kept open between reads (`SQLiteEngine.read`).
+    let keptSnapshot = KeptSnapshot()
+    /// On a connection that checkpoints (the writer): ends the snapshots idle read connections keep, called while
+    /// it waits for readers (`waitForLock`), since those would hold it to the timeout.
+    var endIdleSnapshots: (@Sendable () -> Void)?
+    /// How long a statement waits for a lock before SQLITE_BUSY, and since when this one waits (`waitForLock`).
+    private var busyMilliseconds: UInt64 = 10_000
+    private var busySince: UInt64 = 0
+    /// The WAL hook's settings (`restartWAL`).
+    private var walRestart: (frames: Int32, commits: CommitCounter)?
 
     /// Client-shaped SQL varies; past this many cached statements the cache starts over.
     private static let statementCacheLimit = 256
@@ -42,7 +52,9 @@ final class SQLiteConnection: SQLConnection {
         sqlite3_extended_result_codes(handle, 1)
         SQLFunctions.register(on: handle, budget: budget, stagedTextIndexes: stagedTextIndexes)
         if readOnly { budget.install(on: handle) }
-        sqlite3_busy_timeout(handle, 10_000)
+        sqlite3_busy_handler(handle, { context, attempt in
+            Unmanaged<SQLiteConnection>.fromOpaque(context!).takeUnretainedValue().waitForLock(attempt: attempt) ? 1 : 0
+        }, Unmanaged.passUnretained(self).toOpaque())
         // Readers keep a small page cache (500 KB): there is one per HTTP worker thread, each a copy of pages the
         // system's page cache holds anyway. Measured with wrk (16 connections, 10,000 objects): at 2 MB each, gets
         // and queries ran at the same rate and peak RSS was 52 MB, against 46 MB. (The writer keeps 4 MB: at 1 MB,
@@ -53,16 +65,33 @@ final class SQLiteConnection: SQLConnection {
 
     /// Runs `body` with SQLite waiting at most `milliseconds` for a lock (10 s otherwise).
     func withBusyTimeout<T>(milliseconds: Int32, _ body: () throws -> T) rethrows -> T {
-        sqlite3_busy_timeout(handle, milliseconds)
-        defer { sqlite3_busy_timeout(handle, 10_000) }
+        busyMilliseconds = UInt64(max(0, milliseconds))
+        defer { busyMilliseconds = 10_000 }
         return try body()
     }
 
-    /// After each commit that leaves the WAL with `frames` frames or more, restarts it (a RESTART checkpoint,
-    /// waiting for older reads up to the busy timeout) before the commit returns. Replaces `wal_autocheckpoint`.
-    func restartWAL(atFrames frames: Int32) {
-        sqlite3_wal_hook(handle, { limit, db, name, walFrames in
-            guard walFrames >= Int32(Int(bitPattern: limit)) else { return SQLITE_OK }
+    /// SQLite's busy handler (in place of `sqlite3_busy_timeout`, which it otherwise matches): whether to try the
+    /// lock again. Before each try, idle read connections give up their kept snapshots; the first try comes at once.
+    private func waitForLock(attempt: Int32) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if attempt == 0 { busySince = now }
+        endIdleSnapshots?()
+        if attempt == 0 { return true }
+        guard now - busySince < busyMilliseconds * 1_000_000 else { return false }
+        usleep(1000)
+        return true
+    }
+
+    /// After each commit that wrote: counts it in `commits`, and if it leaves the WAL with `frames` frames or more,
+    /// restarts the WAL (a RESTART checkpoint, waiting for older reads up to the busy timeout) before the commit
+    /// returns. Replaces `wal_autocheckpoint`.
+    func restartWAL(atFrames frames: Int32, counting commits: CommitCounter) {
+        walRestart = (frames, commits)
+        sqlite3_wal_hook(handle, { context, db, name, walFrames in
+            let connection = Unmanaged<SQLiteConnection>.fromOpaque(context!).takeUnretainedValue()
+            guard let (frames, commits) = connection.walRestart else { return SQLITE_OK }
+            commits.increment()
+            guard walFrames >= frames else { return SQLITE_OK }
             // Another connection's checkpoint in progress (the Checkpointer's) makes it fail at once, without
             // the busy handler: try again until that one ends, for at most the busy timeout.
             let started = DispatchTime.now().uptimeNanoseconds
@@ -71,7 +100,7 @@ final class SQLiteConnection: SQLConnection {
                 usleep(500)
             }
             return SQLITE_OK
-        }, UnsafeMutableRawPointer(bitPattern: Int(frames)))
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Stops whatever this connection runs now and later (shutdown). Callable from any thread.

@@ -9,6 +9,7 @@ import RoostCore
 final class SQLiteEngine: StorageEngine {
     private let writer: WriteQueue
     private let readers: ReaderPool
+    private let commits = CommitCounter()
     private let checkpointer: Checkpointer
     private let schemas: SchemaCache
     private let queryTimeoutMilliseconds: UInt64
@@ -35,12 +36,16 @@ final class SQLiteEngine: StorageEngine {
         // it past 1.5 × the catch-up size (96 MB) restarts it, waiting for older reads (a read lasts at most the
         // query time limit), so it stays under 128 MB; the file is cut back to 128 MB when it starts over.
         let writerPragmas = SQLiteEngine.pragmas + "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 134217728;"
+        let readers = ReaderPool(path: path)
         let writerConnection = try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas)
-        writerConnection.restartWAL(atFrames: Int32(clamping: Checkpointer.restartFrames(catchUpFrames: walCatchUpFrames)))
+        writerConnection.restartWAL(atFrames: Int32(clamping: Checkpointer.restartFrames(catchUpFrames: walCatchUpFrames)),
+                                    counting: commits)
+        writerConnection.endIdleSnapshots = { readers.endIdleSnapshots() }
         try writerConnection.inTransaction(immediate: true) { try TextIndex.flushAll(in: writerConnection) }
         writer = WriteQueue(connection: writerConnection)
-        readers = ReaderPool(path: path)
-        checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames, idleDelay: walIdleDelay)
+        self.readers = readers
+        checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames, idleDelay: walIdleDelay,
+                                        endIdleSnapshots: { readers.endIdleSnapshots() })
     }
 
     /// Runs `body` on the writer inside a group transaction; returns once committed.
@@ -49,19 +54,21 @@ final class SQLiteEngine: StorageEngine {
     }
 
     /// Runs `body` on the calling thread's read connection, in one snapshot of the last commit (whatever the
-    /// consistency asked: the stronger one costs nothing here), within the query time limit: past it, or at
-    /// shutdown, it stops and throws Parse's 124.
+    /// consistency asked: the stronger one costs nothing here; kept from the thread's previous read when nothing
+    /// was committed since, see `KeptSnapshot`), within the query time limit: past it, or at shutdown, it stops and
+    /// throws Parse's 124.
     func read<T>(_ consistency: ReadConsistency, _ body: (any SQLQuerying) throws -> T) throws -> T {
         let reader = try readers.reader()
-        // Noted before the snapshot begins (the first statement after the deferred BEGIN).
-        reader.readerSchemas = (schemas, schemas.currentGeneration)
+        // Noted before a new snapshot begins (the first statement after the deferred BEGIN).
+        let now = KeptSnapshot.Generations(commits: commits.current, schemas: schemas.currentGeneration)
+        reader.readerSchemas = (schemas, now.schemas)
         let timed = reader.budget.begin(milliseconds: queryTimeoutMilliseconds)
         defer {
             reader.readerSchemas = nil
             if timed { reader.budget.end() }
         }
         do {
-            return try reader.inTransaction { try body(reader) }
+            return try reader.keptSnapshot.read(on: reader, at: now) { try body(reader) }
         } catch let error as SQLiteError where error.isInterrupted {
             if reader.budget.regexGaveUp {
                 throw ParseError(.invalidQuery, "$regex took too long: the pattern backtracks too much on a stored value")

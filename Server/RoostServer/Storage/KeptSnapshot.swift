@@ -32,6 +32,8 @@ final class KeptSnapshot: @unchecked Sendable {
         defer { lock.unlock() }
         if let begunAt, begunAt != now { end(on: connection) }
         if begunAt == nil {
+            // A ROLLBACK that failed (see `end`) left one open: the BEGIN would fail.
+            if connection.isInTransaction { try connection.execute("ROLLBACK") }
             // Deferred: the snapshot begins with the body's first statement, after `now` was noted.
             try connection.execute("BEGIN")
             begunAt = now

@@ -103,6 +103,9 @@ final class SQLiteConnection: SQLConnection {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// Inside a transaction (`BEGIN` without its `COMMIT` or `ROLLBACK` yet).
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// Stops whatever this connection runs now and later (shutdown). Callable from any thread.
     func interrupt() {
         budget.stop()

@@ -78,10 +78,10 @@ final class Checkpointer: @unchecked Sendable {
         var lastPass: (frames: Int64, copied: Int64)?
         var unchangedSince = DispatchTime.now()
         while stopping.wait(timeout: .now() + interval) == .timedOut {
+            endIdleSnapshots()
             // A pass that stops short of the WAL's end (writes went on meanwhile) does not sync the
             // database file: the writer's complete checkpoint would then sync every page written
             // since. So a pass that copied anything is followed by a sync here, off the writer.
-            endIdleSnapshots()
             guard let pass = Checkpointer.passiveCheckpoint(connection) else { continue }
             if pass != lastPass ?? (0, 0) {
                 _ = fdatasync(databaseDescriptor)

@@ -70,6 +70,13 @@ import Testing
                 try insert(storage)
             }
             #expect(try count() == 20)
+            // A read inside a read runs in the outer one's snapshot (it does not wait for itself).
+            let nested = try storage.read { db in
+                try insert(storage)
+                return (try db.fetchRows("SELECT count(*) FROM filler", [], cacheable: false).first?.first?.integer, try count())
+            }
+            #expect(nested.0 == 20 && nested.1 == 20)
+            #expect(try count() == 21)
         }
     }
 

@@ -21,16 +21,26 @@ final class KeptSnapshot: @unchecked Sendable {
         let schemas: UInt64
     }
 
-    /// Held by the connection's thread for a whole read, and by `endIfIdle` for a moment.
-    private let lock = NSLock()
+    /// Held by the connection's thread for a whole read, and by `endIfIdle` for a moment. Recursive: a read inside
+    /// a read (on the same thread) runs in the outer one's snapshot rather than wait for itself.
+    private let lock = NSRecursiveLock()
     /// Guarded by `lock`: set while the connection is inside a transaction this type began.
     private var begunAt: Generations?
+    /// Guarded by `lock`: how many reads are running (more than one: nested).
+    private var depth = 0
 
     /// Runs `body` on `connection` in a snapshot that contains every commit counted in `now` (the snapshot kept
     /// from an earlier read if nothing was committed since, a new one otherwise). A read that throws ends it.
     func read<T>(on connection: SQLiteConnection, at now: Generations, _ body: () throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
+        if depth > 0 {
+            depth += 1
+            defer { depth -= 1 }
+            return try body()
+        }
+        depth = 1
+        defer { depth = 0 }
         if let begunAt, begunAt != now { end(on: connection) }
         if begunAt == nil {
             // A ROLLBACK that failed (see `end`) left one open: the BEGIN would fail.

@@ -61,10 +61,11 @@ final class SQLiteEngine: StorageEngine {
         let reader = try readers.reader()
         // Noted before a new snapshot begins (the first statement after the deferred BEGIN).
         let now = KeptSnapshot.Generations(commits: commits.current, schemas: schemas.currentGeneration)
-        reader.readerSchemas = (schemas, now.schemas)
+        let outer = reader.readerSchemas  // Set when this read runs inside another, in its snapshot.
+        if outer == nil { reader.readerSchemas = (schemas, now.schemas) }
         let timed = reader.budget.begin(milliseconds: queryTimeoutMilliseconds)
         defer {
-            reader.readerSchemas = nil
+            reader.readerSchemas = outer
             if timed { reader.budget.end() }
         }
         do {

@@ -57,11 +57,13 @@ final class KeptSnapshot: @unchecked Sendable {
         }
     }
 
-    /// Ends the kept snapshot unless a read is using it now. Callable from any thread.
+    /// Ends the kept snapshot unless a read is using it now. Callable from any thread, the reading one included (a
+    /// write inside a read can wait for a lock: the writer's busy handler calls this), where the recursive lock
+    /// lets it in: `depth` keeps it from ending that read's snapshot.
     func endIfIdle(on connection: SQLiteConnection) {
         guard lock.try() else { return }
         defer { lock.unlock() }
-        if begunAt != nil { end(on: connection) }
+        if depth == 0, begunAt != nil { end(on: connection) }
     }
 
     /// A read-only transaction: nothing to commit or lose.

@@ -6,8 +6,13 @@ import Synchronization
 /// SQLITE_INTERRUPT, which `Storage.read` answers as Parse's 124 timeout. Shutdown stops every read
 /// at once the same way (`stopAll`).
 final class QueryBudget: @unchecked Sendable {
-    /// Monotonic milliseconds; 0 when nothing is timed. Only the connection's thread sets it.
-    private(set) var deadline: UInt64 = 0
+    /// Monotonic milliseconds; 0 when nothing is timed. Only the connection's thread sets it; atomic because the
+    /// progress check may run on another thread, in a statement that ends a kept snapshot (`KeptSnapshot.endIfIdle`).
+    private let deadlineStorage = Atomic<UInt64>(0)
+    private var deadline: UInt64 {
+        get { deadlineStorage.load(ordering: .relaxed) }
+        set { deadlineStorage.store(newValue, ordering: .relaxed) }
+    }
     /// Set by `stop()` from another thread (shutdown): everything stops.
     private let stopped = Atomic<Bool>(false)
     /// Set when a `$regex` gave up on a value (see `CompiledRegex`), to tell the client why.

@@ -12,8 +12,8 @@ import Synchronization
 /// in 7; `futex` calls per get 1.3 → 0.03, `fcntl` 0.6 → 0.005 (`strace -c`).
 ///
 /// A kept snapshot holds the WAL (a checkpoint cannot copy past it, nor the WAL start over), so whoever checkpoints
-/// first ends the snapshots no read is using (`endIfIdle`, from the `Checkpointer`'s every pass and from the writer's
-/// WAL restart): an idle thread cannot keep one for long.
+/// first ends the snapshots no read is using (`endIfIdle`, from the `Checkpointer`'s every pass and from the writer
+/// connection's busy handler while a checkpoint waits for readers): an idle thread cannot keep one for long.
 final class KeptSnapshot: @unchecked Sendable {
     /// What had been committed when a snapshot began: the writer's commits and the schema cache's generation.
     struct Generations: Equatable {

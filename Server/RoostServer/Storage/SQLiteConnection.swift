@@ -70,8 +70,9 @@ final class SQLiteConnection: SQLConnection {
         return try body()
     }
 
-    /// SQLite's busy handler (in place of `sqlite3_busy_timeout`, which it otherwise matches): whether to try the
-    /// lock again. Before each try, idle read connections give up their kept snapshots; the first try comes at once.
+    /// SQLite's busy handler, in place of `sqlite3_busy_timeout` (the same limits; it polls every 1 ms where SQLite's
+    /// backs off): whether to try the lock again. Before each try, idle read connections give up their kept
+    /// snapshots; the first try comes at once.
     private func waitForLock(attempt: Int32) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
         if attempt == 0 { busySince = now }

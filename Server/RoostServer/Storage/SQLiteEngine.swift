@@ -37,15 +37,16 @@ final class SQLiteEngine: StorageEngine {
         // query time limit), so it stays under 128 MB; the file is cut back to 128 MB when it starts over.
         let writerPragmas = SQLiteEngine.pragmas + "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 134217728;"
         let readers = ReaderPool(path: path)
+        let endIdleSnapshots: @Sendable () -> Void = { readers.endIdleSnapshots() }
         let writerConnection = try SQLiteConnection(path: path, readOnly: false, pragmas: writerPragmas)
         writerConnection.restartWAL(atFrames: Int32(clamping: Checkpointer.restartFrames(catchUpFrames: walCatchUpFrames)),
                                     counting: commits)
-        writerConnection.endIdleSnapshots = { readers.endIdleSnapshots() }
+        writerConnection.endIdleSnapshots = endIdleSnapshots
         try writerConnection.inTransaction(immediate: true) { try TextIndex.flushAll(in: writerConnection) }
         writer = WriteQueue(connection: writerConnection)
         self.readers = readers
         checkpointer = try Checkpointer(path: path, writer: writer, catchUpFrames: walCatchUpFrames, idleDelay: walIdleDelay,
-                                        endIdleSnapshots: { readers.endIdleSnapshots() })
+                                        endIdleSnapshots: endIdleSnapshots)
     }
 
     /// Runs `body` on the writer inside a group transaction; returns once committed.

@@ -36,6 +36,6 @@ enum ReadConsistency: Sendable {
     /// Each the last commit when it runs, as Parse Server's reads do (for a get, or a find and its count, whose
     /// answers need not agree). On PostgreSQL it saves a read transaction's BEGIN and COMMIT: a get is one
     /// statement, one wake-up of the database's process instead of two (+30–50 % gets/s, measured). SQLite reads
-    /// in one snapshot either way: its transactions cost nothing to begin.
+    /// in one snapshot either way: a thread keeps its snapshot between reads while nothing commits (`KeptSnapshot`).
     case eachStatement
 }

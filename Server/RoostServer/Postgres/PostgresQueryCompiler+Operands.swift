@@ -61,7 +61,7 @@ extension PostgresQueryCompiler {
         case .number(let number):
             // A recorded Number field: the plain cast, which an expression index on ((data->>'key')::float8) answers.
             if subject == nil, path == nil, !isDotPath(key), schema.fields[key] == .number {
-                return PostgresFragment(sql: "(data ->> '\(key)')::float8 \(op) \(mark)", parameters: [.double(number)])
+                return PostgresFragment(sql: "\(typedValue(key)) \(op) \(mark)", parameters: [.double(number)])
             }
             return PostgresFragment(
                 sql: "(CASE WHEN jsonb_typeof(\(target)) = 'number' THEN (\(target) #>> '{}')::float8 END) \(op) \(mark)",
@@ -69,7 +69,7 @@ extension PostgresQueryCompiler {
         case .string(let text):
             if subject == nil, path == nil, !isDotPath(key), schema.fields[key] == .string {
                 // Always "C" here, equality too: the collation of the index on this expression (`typedSortExpression`).
-                return PostgresFragment(sql: "(data ->> '\(key)') \(op) \(mark) COLLATE \"C\"", parameters: [.text(text)])
+                return PostgresFragment(sql: "\(typedValue(key)) \(op) \(mark) COLLATE \"C\"", parameters: [.text(text)])
             }
             return PostgresFragment(
                 sql: "(CASE WHEN jsonb_typeof(\(target)) = 'string' THEN \(target) #>> '{}' END) \(op) \(mark)\(collate)",

@@ -96,6 +96,13 @@ extension PostgresQueryCompiler {
         return PostgresFragment(sql: terms.joined(separator: ", "), parameters: parameters)
     }
 
+    /// A recorded Number or String top-level field's value as float8 or text: its generated column when it has one
+    /// (`PostgresTypedColumns`), else the expression that column and the field's expression indexes hold.
+    func typedValue(_ key: String) -> String {
+        if schema.typedColumns.contains(key), let column = PostgresTypedColumns.column(key) { return column }
+        return schema.fields[key] == .number ? "(data ->> '\(key)')::float8" : "(data ->> '\(key)')"
+    }
+
     /// The sort expression of a top-level field whose recorded type every stored value has (writes are type-checked),
     /// in that type's order, which is SQLite's among such values: Numbers by value, Strings byte by byte, Booleans false
     /// first (0 and 1 there), Dates by ISO text (their JSON texts differ only there), Pointers by objectId (one target
@@ -103,8 +110,9 @@ extension PostgresQueryCompiler {
     func typedSortExpression(_ key: String) -> String? {
         guard !isDotPath(key), schema.view == nil else { return nil }
         switch schema.fields[key] {
-        case .number?: return "(data ->> '\(key)')::float8"
-        case .string?: return "(data ->> '\(key)') COLLATE \"C\""
+        case .number?: return typedValue(key)
+        // A typed column's collation is "C" already (`PostgresTypedColumns`).
+        case .string?: return schema.typedColumns.contains(key) ? typedValue(key) : "(data ->> '\(key)') COLLATE \"C\""
         case .boolean?: return "(data ->> '\(key)')::boolean"
         case .date?: return "(data #>> '{\(key),iso}') COLLATE \"C\""
         case .pointer?: return "(data #>> '{\(key),objectId}') COLLATE \"C\""

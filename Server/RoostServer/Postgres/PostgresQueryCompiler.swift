@@ -199,9 +199,9 @@ struct PostgresQueryCompiler {
         let listed = "jsonb_array_elements_text(\(PostgresFragment.parameter)::jsonb) AS listed"
         switch schema.fields[key] {
         case .number? where values.allSatisfy({ $0.numberValue != nil }):
-            return PostgresFragment(sql: "(data ->> '\(key)')::float8 = ANY (ARRAY(SELECT listed::float8 FROM \(listed)))", parameters: [list])
+            return PostgresFragment(sql: "\(typedValue(key)) = ANY (ARRAY(SELECT listed::float8 FROM \(listed)))", parameters: [list])
         case .string? where values.allSatisfy({ $0.stringValue != nil }):
-            return PostgresFragment(sql: "(data ->> '\(key)') = ANY (ARRAY(SELECT listed COLLATE \"C\" FROM \(listed)))", parameters: [list])
+            return PostgresFragment(sql: "\(typedValue(key)) = ANY (ARRAY(SELECT listed COLLATE \"C\" FROM \(listed)))", parameters: [list])
         default:
             return nil
         }

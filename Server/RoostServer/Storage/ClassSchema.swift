@@ -10,6 +10,8 @@ public struct ClassSchema: Sendable, Equatable {
     public var indexes: JSON?
     /// A view to read instead of `c<id>` (`_Session`, whose rows live in `_session`); always a constant of ours.
     var view: String? = nil
+    /// PostgreSQL: the fields with a generated column of their typed value (`PostgresTypedColumns`). Empty on SQLite.
+    var typedColumns: Set<String> = []
 
     /// The SQL table of this class's objects. Safe to splice: built from an integer (or one of our view names).
     var tableName: String { view ?? "\"c\(id)\"" }

@@ -27,6 +27,11 @@ enum IndexStore {
         }
     }
 
+    /// The SQL name of the declared index `name` (`"c12_i_name"`).
+    static func declaredSQLName(_ name: String, of schema: ClassSchema) -> String {
+        "\"\(schema.tableName.dropFirst().dropLast())_i_\(name)\""
+    }
+
     /// Applies `indexes` from a schema request: `{"name": {"field": 1 | -1, …}}` adds, `{"name": {"__op": "Delete"}}` drops.
     /// - Throws: `ParseError` 102 for a bad name, a missing or unindexable field, or an existing/missing index.
     static func apply(_ request: JSON, to schema: ClassSchema, in db: any SQLConnection) throws -> ClassSchema {
@@ -46,7 +51,7 @@ enum IndexStore {
                 throw ParseError(.invalidQuery, "Index \(name) exists, cannot update.")
             }
             guard Names.isValidIdentifier(name) else { throw ParseError(.invalidQuery, "Invalid index name: \(name)") }
-            let sqlName = "\"\(schema.tableName.dropFirst().dropLast())_i_\(name)\""
+            let sqlName = declaredSQLName(name, of: schema)
             if definition["__op"]?.stringValue == "Delete" {
                 guard let removed = declared.removeValue(forKey: name) else {
                     throw ParseError(.invalidQuery, "Index \(name) does not exist, cannot delete.")
@@ -76,22 +81,45 @@ enum IndexStore {
             }
             var terms: [String] = []
             for (field, direction) in fields.sorted(by: { $0.key < $1.key }) {
-                guard let expression = expression(for: field, in: schema, dialect: db.dialect) else {
+                guard var expression = expression(for: field, in: schema, dialect: db.dialect) else {
                     throw ParseError(.invalidQuery, "Field \(field) does not exist, cannot add index.")
                 }
                 guard direction == 1 || direction == -1 else { throw ParseError(.invalidQuery, "Index direction must be 1 or -1") }
                 switch db.dialect {
                 case .sqlite: terms.append(expression + (direction == -1 ? " DESC" : ""))
-                // Missing values first ascending, last descending, as `PostgresQueryCompiler` orders them.
-                case .postgres: terms.append(expression + (direction == -1 ? " DESC NULLS LAST" : " NULLS FIRST"))
+                // Missing values first ascending, last descending, as `PostgresQueryCompiler` orders them. A Number or
+                // String field's index is on its typed column, which counts and deep pages read alone.
+                case .postgres:
+                    if let column = try PostgresTypedColumns.add(field, to: &schema, in: db) { expression = column }
+                    terms.append(expression + (direction == -1 ? " DESC NULLS LAST" : " NULLS FIRST"))
                 }
             }
-            try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", "))\(ReadPermission.indexSuffix))", cacheable: false)
+            // On PostgreSQL with `rowid`, which a deep page walks the index for (`PostgresQueryCompiler.select`).
+            let included = db.dialect == .postgres ? " INCLUDE (rowid)" : ""
+            try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", "))\(ReadPermission.indexSuffix))\(included)",
+                           cacheable: false)
             declared[name] = definition
         }
         schema.indexes = declared.isEmpty ? nil : .object(declared)
         try dropSupersededAutomatic(from: &schema, db: db)
         return schema
+    }
+
+    /// On PostgreSQL, a deleted field's declared indexes go with it (as a dropped column's do there, where Parse keeps
+    /// fields as columns), and so does its typed column (`PostgresTypedColumns`): their typed expressions would refuse
+    /// the field's values if it came back with another type. SQLite's indexes read any type, and stay.
+    static func dropDeclared(on field: String, from schema: inout ClassSchema, db: any SQLConnection) throws {
+        guard db.dialect == .postgres else { return }
+        var declared = schema.indexes?.objectValue ?? [:]
+        for (name, definition) in declared.sorted(by: { $0.key < $1.key })
+        where !name.hasPrefix(automaticPrefix) && definition[field] != nil && definition[field]?.stringValue != TextIndex.marker {
+            try db.execute("DROP INDEX IF EXISTS \(declaredSQLName(name, of: schema))", cacheable: false)
+            declared.removeValue(forKey: name)
+        }
+        schema.indexes = declared.isEmpty ? nil : .object(declared)
+        if schema.typedColumns.remove(field) != nil, let column = PostgresTypedColumns.column(field) {
+            try db.execute("ALTER TABLE \(schema.tableName) DROP COLUMN IF EXISTS \(column)", cacheable: false)
+        }
     }
 
     /// Indexes Pointer fields among `added` (the automatic part of the policy).

@@ -112,8 +112,21 @@ enum ObjectStore {
         }
         sql += " LIMIT ? OFFSET ?"
         arguments += [.integer(Int64(query.limit)), .integer(Int64(query.skip))]
+        if db.dialect == .postgres, query.skip >= deferredReadSkip, schema.view == nil {
+            // A deep page on PostgreSQL: the skipped rows are walked for their `rowid` alone (an index-only scan when
+            // the order and the test are on a declared index's typed columns, `PostgresTypedColumns`, which include
+            // `rowid`), and only the page's own rows are read. Otherwise every skipped row is fetched from the table
+            // and its `data` converted to text: 270 ms at skip 100,000 over 1,000,000 objects.
+            let table = schema.tableName
+            let walk = "SELECT rowid" + sql.dropFirst("SELECT \(columns)".count)
+            sql = "SELECT \(columns) FROM unnest(ARRAY(\(walk))) WITH ORDINALITY AS page(id, position) "
+                + "JOIN \(table) ON \(table).rowid = page.id ORDER BY page.position"
+        }
         return (sql, arguments)
     }
+
+    /// From this `skip` on, a page on PostgreSQL is read after walking to it (`selectSQL`).
+    static let deferredReadSkip = 1_000
 
     static func count(_ query: FindQuery, in schema: ClassSchema, in db: some SQLQuerying) throws -> Int {
         let compiler = compiler(for: schema, readableBy: query.readableBy, authorize: query.authorizeSubquery, in: db)

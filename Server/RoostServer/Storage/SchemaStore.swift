@@ -18,14 +18,14 @@ enum SchemaStore {
         let shared = connection?.readerSchemas ?? postgres?.readerSchemas
         if let shared, let cached = shared.cache.lookup(className, generation: shared.generation) { return cached }
         let schema = try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
-            .first.map(decode)
+            .first.map { try decode($0, in: db) }
         if let schema, let writer { writer.writeState.schemaCache[className] = schema }
         if let schema, let shared { shared.cache.store(schema, generation: shared.generation) }
         return schema
     }
 
     static func all(in db: some SQLQuerying) throws -> [ClassSchema] {
-        try db.fetchRows("SELECT \(columns) FROM _schema ORDER BY className", [], cacheable: true).map(decode)
+        try db.fetchRows("SELECT \(columns) FROM _schema ORDER BY className", [], cacheable: true).map { try decode($0, in: db) }
     }
 
     /// Records a new class and creates its table.
@@ -88,15 +88,18 @@ enum SchemaStore {
         JSON.object(fields.mapValues(\.schemaJSON)).jsonText
     }
 
-    /// Decoded schemas by their stored text: every request reads its class's row (so it always sees
-    /// its own snapshot), but only a changed row is parsed again.
+    /// Decoded schemas by their stored text (and database): every request reads its class's row (so it always sees
+    /// its own snapshot), but only a changed row is parsed again. On PostgreSQL that is also when the class's typed
+    /// columns are read from the catalog: they change only with the row, in its transaction (`IndexStore`).
     private static let decoded = Mutex<[String: (row: [SQLValue], schema: ClassSchema)]>([:])
 
-    private static func decode(_ row: [SQLValue]) throws -> ClassSchema {
+    private static func decode(_ row: [SQLValue], in db: some SQLQuerying) throws -> ClassSchema {
         let className = row[1].text ?? ""
-        if let cached = decoded.withLock({ $0[className] }), cached.row == row { return cached.schema }
-        let schema = try parse(row, className: className)
-        decoded.withLock { $0[className] = (row, schema) }
+        let key = (db as? PostgresConnection).map { className + "\u{0}" + $0.endpoint } ?? className
+        if let cached = decoded.withLock({ $0[key] }), cached.row == row { return cached.schema }
+        var schema = try parse(row, className: className)
+        if db.dialect == .postgres { schema.typedColumns = try PostgresTypedColumns.fields(of: schema, in: db) }
+        decoded.withLock { $0[key] = (row, schema) }
         return schema
     }
 

@@ -128,4 +128,28 @@ import Testing
         #expect(b.stop() == 0)  // Stops cleanly, its listener with it.
         #expect(try listenerPIDs().isEmpty)
     }
+
+    /// Two nodes declare indexes on one class at once: each adds a typed column (`PostgresTypedColumns`: an `ALTER
+    /// TABLE` under an exclusive lock) in its serializable transaction, so one waits for the other and runs again. Both
+    /// land, and each node then answers from both (its schema cache dropped by the other's notification).
+    @Test func indexesDeclaredOnTwoNodesAtOnceBothLand() async throws {
+        let (a, b) = try Self.twoNodes()
+        _ = try await a.createAll("Race", (0..<200).map { ["n": .number(Double($0)), "tag": .string("t\($0 % 5)")] })
+        async let onA = a.request("PUT", "/schemas/Race", json: ["className": "Race", "indexes": ["byN": ["n": 1]]], master: true)
+        async let onB = b.request("PUT", "/schemas/Race", json: ["className": "Race", "indexes": ["byTag": ["tag": -1]]], master: true)
+        let (first, second) = try await (onA, onB)
+        #expect(first.status == 200 && second.status == 200, "\(first.text) \(second.text)")
+        for node in [a, b] {
+            let listed = try await Self.until(Date()) {
+                let schema = try await node.request("GET", "/schemas/Race", master: true)
+                return schema.json["indexes"]?["byN"] != nil && schema.json["indexes"]?["byTag"] != nil
+            }
+            #expect(listed != nil, "a node does not list both indexes")
+            let page = try await node.find("Race", ["where": ["tag": "t3"], "order": "-n", "limit": 3])
+            #expect((page.json["results"]?.arrayValue ?? []).compactMap { $0["n"]?.numberValue } == [198, 193, 188], "\(page.text)")
+        }
+        let db = try #require(a.postgres).connect()
+        let schema = try #require(try SchemaStore.load("Race", in: db))
+        #expect(schema.typedColumns == ["n", "tag"])
+    }
 }

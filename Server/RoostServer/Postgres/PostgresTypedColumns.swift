@@ -12,7 +12,7 @@ import RoostCore
 ///
 /// Only declared indexes get one (`IndexStore.apply`): automatic indexes are made in the background while clients
 /// read, and a rewrite would stop them. The compiler compares and sorts on a field's column wherever it would use the
-/// expression (`PostgresQueryCompiler.typedTerm`) once the class's schema lists it (`ClassSchema.typedColumns`, read
+/// expression (`PostgresQueryCompiler.typedValue`) once the class's schema lists it (`ClassSchema.typedColumns`, read
 /// from PostgreSQL's catalog with the schema); a database from before keeps its expression indexes and answers as it did.
 enum PostgresTypedColumns {
     /// The column of `field`'s typed value; nil for a field whose name would not fit PostgreSQL's 63-byte identifiers.

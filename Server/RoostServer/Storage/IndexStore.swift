@@ -94,7 +94,7 @@ enum IndexStore {
                     terms.append(expression + (direction == -1 ? " DESC NULLS LAST" : " NULLS FIRST"))
                 }
             }
-            // On PostgreSQL with `rowid`, which a deep page walks the index for (`PostgresQueryCompiler.select`).
+            // On PostgreSQL with `rowid`, which a deep page walks the index for (`ObjectStore.selectSQL`).
             let included = db.dialect == .postgres ? " INCLUDE (rowid)" : ""
             try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", "))\(ReadPermission.indexSuffix))\(included)",
                            cacheable: false)
@@ -107,7 +107,9 @@ enum IndexStore {
 
     /// On PostgreSQL, a deleted field's declared indexes go with it (as a dropped column's do there, where Parse keeps
     /// fields as columns), and so does its typed column (`PostgresTypedColumns`): their typed expressions would refuse
-    /// the field's values if it came back with another type. SQLite's indexes read any type, and stay.
+    /// the field's values if it came back with another type. SQLite's indexes read any type, and stay. A query compiled
+    /// just before, on another node (whose schema cache has not heard yet) or in an older snapshot, may still name the
+    /// column and fail once.
     static func dropDeclared(on field: String, from schema: inout ClassSchema, db: any SQLConnection) throws {
         guard db.dialect == .postgres else { return }
         var declared = schema.indexes?.objectValue ?? [:]

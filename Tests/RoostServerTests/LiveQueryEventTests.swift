@@ -5,8 +5,16 @@ import Testing
 /// LiveQuery change events end to end: REST writes on the real binary, subscribers on real WebSocket
 /// clients (`Tests/LiveQuery/websocket_probe.py`), events decided as parse-server's `_onAfterSave` decides them.
 @Suite struct LiveQueryEventTests {
-    @Test func createUpdateLeaveEnterDeleteWithKeysAndWatch() async throws {
+    /// Also with the subscription's fields indexed: on PostgreSQL their declared indexes bring typed columns, which a
+    /// version matched as values (`live_row`) does not have.
+    @Test(arguments: [false, true]) func createUpdateLeaveEnterDeleteWithKeysAndWatch(indexed: Bool) async throws {
         let server = try TestServer()
+        if indexed {
+            let created = try await server.request("POST", "/schemas/Score", json: [
+                "className": "Score", "fields": ["n": ["type": "Number"], "tag": ["type": "String"]],
+                "indexes": ["byN": ["n": 1], "byTag": ["tag": 1]]], master: true)
+            #expect(created.status == 200, "\(created.text)")
+        }
         let result = try await Probe.run("events", server)
         let id = try #require(result["objectId"]?.stringValue)
         func object(_ fields: [String: JSON]) -> JSON {

@@ -115,6 +115,33 @@ import Testing
         let retyped = try await server.request("POST", "/classes/Thing", json: ["n": "now a string", "tag": 7])
         #expect(retyped.status == 201, "\(retyped.text)")
         #expect(try await server.results("Thing", ["where": ["n": "now a string", "tag": 7]]).count == 1)
+        // A field and its index deleted in one request, as on SQLite.
+        let declaredOnN = try await server.request("PUT", "/schemas/Thing", json: ["className": "Thing", "indexes": ["onN": ["n": 1]]], master: true)
+        #expect(declaredOnN.status == 200, "\(declaredOnN.text)")
+        let both = try await server.request("PUT", "/schemas/Thing", json: [
+            "className": "Thing", "fields": ["n": ["__op": "Delete"]], "indexes": ["onN": ["__op": "Delete"]]], master: true)
+        #expect(both.status == 200 && both.json["indexes"]?["onN"] == nil, "\(both.text)")
+    }
+
+    /// A database from before typed columns has expression indexes: declaring a new index on such a field adds its
+    /// column and makes the older declared index again on it (queries name the column from then on).
+    @Test func anIndexFromBeforeTypedColumnsIsMadeAgainOnTheColumn() async throws {
+        let server = try TestServer(onPostgres: true)
+        let database = try #require(server.postgres)
+        _ = try await server.createAll("Old", (0..<50).map { ["n": .number(Double($0)), "m": .number(Double($0 % 7))] })
+        let db = try database.connect()
+        // As an older roost made it: on the expression, listed in the schema, no column.
+        let schema = try #require(try SchemaStore.load("Old", in: db))
+        try db.execute("CREATE INDEX \(IndexStore.declaredSQLName("oldN", of: schema)) ON \(schema.tableName) (((data ->> 'n')::float8) NULLS FIRST, rperm)",
+                       [], cacheable: false)
+        try db.execute("UPDATE _schema SET indexes = ? WHERE id = ?", [.text(#"{"oldN":{"n":1}}"#), .integer(schema.id)], cacheable: false)
+        let declared = try await server.request("PUT", "/schemas/Old", json: ["className": "Old", "indexes": ["byMN": ["m": 1, "n": 1]]], master: true)
+        #expect(declared.status == 200, "\(declared.text)")
+        let definitions = try db.fetchRows("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ?", [.text("c\(schema.id)")], cacheable: false)
+            .map { ($0[0].text ?? "", $0[1].text ?? "") }
+        let old = try #require(definitions.first { $0.0.hasSuffix("_i_oldN") })
+        #expect(old.1.contains("typed_n") && old.1.contains("INCLUDE (rowid)"), "\(definitions)")
+        #expect(try await server.results("Old", ["where": ["n": ["$gte": 45]], "order": "n"]).compactMap { $0["n"]?.numberValue } == [45, 46, 47, 48, 49])
     }
 
     /// Automatic indexes on PostgreSQL: the recurring query's field gets one, on the compiler's typed expression, which

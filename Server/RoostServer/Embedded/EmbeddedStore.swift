@@ -102,7 +102,8 @@ public final class EmbeddedStore {
 
     /// Refreshes PostgreSQL's planner statistics and visibility map (`VACUUM ANALYZE`, outside any transaction), as
     /// autovacuum does some time after a bulk load: until then an index-only scan still visits the table for every
-    /// row (`PostgresTypedColumns`). On SQLite nothing (its plans use no statistics unless asked).
+    /// row (`PostgresTypedColumns`). Under the store's query time limit (`queryTimeout`; the bench sets none). On
+    /// SQLite nothing (its plans use no statistics unless asked).
     public func analyze() throws {
         try storage.read(.eachStatement) { db in
             if db.dialect == .postgres { _ = try db.fetchRows("VACUUM ANALYZE", [], cacheable: false) }

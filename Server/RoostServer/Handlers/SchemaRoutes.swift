@@ -109,7 +109,8 @@ enum SchemaRoutes {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
                     }
                     schema = try TextIndex.forget(name, of: schema, in: db)  // Before the rows change: nothing left to keep in step.
-                    try IndexStore.dropDeclared(on: name, from: &schema, db: db)
+                    let deletedIndexes = Set((body["indexes"]?.objectValue ?? [:]).filter { $0.value["__op"]?.stringValue == "Delete" }.keys)
+                    try IndexStore.dropDeclared(on: name, from: &schema, deletedByRequest: deletedIndexes, db: db)
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
                     try IndexStore.dropAutomatic(name, from: &schema, db: db)
                     try db.writeState.changeRecorder?.markGap(in: className, in: db)  // Objects changed without events.

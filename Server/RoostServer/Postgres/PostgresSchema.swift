@@ -26,6 +26,7 @@ enum PostgresSchema {
         Migration(version: 5, name: "LiveQuery sequence, numbered at commit", sql: PostgresChangeLog.schemaSQL),
         Migration(version: 6, name: "LiveQuery numbering in PL/pgSQL", sql: PostgresChangeLog.takeInPLpgSQL),
         Migration(version: 7, name: "class tables' row counts", sql: PostgresRowCount.schemaSQL),
+        Migration(version: 8, name: "typed columns recorded with the schema", sql: PostgresTypedColumns.schemaSQL),
     ]
 
     /// The `pg_advisory_xact_lock` key the migrations run under ("roost" in ASCII): one node migrates at a time.

@@ -12,8 +12,8 @@ import RoostCore
 ///
 /// Only declared indexes get one (`IndexStore.apply`): automatic indexes are made in the background while clients
 /// read, and a rewrite would stop them. The compiler compares and sorts on a field's column wherever it would use the
-/// expression (`PostgresQueryCompiler.typedValue`) once the class's schema lists it (`ClassSchema.typedColumns`, read
-/// from PostgreSQL's catalog with the schema); a database from before keeps its expression indexes and answers as it did.
+/// expression (`PostgresQueryCompiler.typedValue`) once the class's schema lists it (`ClassSchema.typedColumns`, recorded
+/// in `_schema` with the rest of it); a database from before keeps its expression indexes and answers as it did.
 enum PostgresTypedColumns {
     /// The column of `field`'s typed value; nil for a field whose name would not fit PostgreSQL's 63-byte identifiers.
     static func column(_ field: String) -> String? {
@@ -41,13 +41,18 @@ enum PostgresTypedColumns {
         return column
     }
 
-    /// The fields of `schema`'s class that have a column, from PostgreSQL's catalog.
-    static func fields(of schema: ClassSchema, in db: some SQLQuerying) throws -> Set<String> {
-        guard schema.view == nil else { return [] }
-        let rows = try db.fetchRows("""
-            SELECT substr(attname, 7) FROM pg_attribute WHERE attrelid = to_regclass(?) AND attgenerated = 's' \
-            AND NOT attisdropped AND attname LIKE 'typed\\_%'
-            """, [.text("c\(schema.id)")], cacheable: true)
-        return Set(rows.compactMap { $0.first?.text })
+    /// `_schema.typedColumns`: the fields with a column, recorded with the schema in the transaction that adds or drops
+    /// one (never read from the catalog: a schema row read from a cache or an older snapshot then names exactly the
+    /// columns its class had with it).
+    static let schemaSQL = "ALTER TABLE _schema ADD COLUMN typedColumns text"
+
+    /// The recorded form of `fields` (NULL for none; SQLite always has none).
+    static func recorded(_ fields: Set<String>) -> SQLValue {
+        fields.isEmpty ? .null : .text(fields.sorted().joined(separator: ","))
+    }
+
+    /// The fields in a recorded `_schema.typedColumns`.
+    static func fields(recorded text: String?) -> Set<String> {
+        Set((text ?? "").split(separator: ",").map(String.init))
     }
 }

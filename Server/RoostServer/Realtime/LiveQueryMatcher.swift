@@ -56,7 +56,8 @@ struct LiveQueryMatcher {
         }
         let context = context(isMaster: isMaster, user: subscription.user)
         return try storage.read { db in
-            guard let schema = try Self.schema(of: subscription.className, in: db) else { return versions.map { _ in false } }
+            guard var schema = try Self.schema(of: subscription.className, in: db) else { return versions.map { _ in false } }
+            schema.typedColumns = []  // `live_row` has the class table's own columns only (`PostgresTypedColumns`).
             let condition = try condition(for: subscription, schema: schema, context: context, in: db)
             let sql = "WITH live_row(objectId, createdAt, updatedAt, acl, rperm, data) AS (VALUES \(db.dialect == .sqlite ? Self.liveRow : Self.typedLiveRow)) "
                 + "SELECT 1 FROM live_row WHERE \(condition.sql)"

@@ -79,47 +79,80 @@ enum IndexStore {
                 declared[name] = definition
                 continue
             }
-            var terms: [String] = []
-            for (field, direction) in fields.sorted(by: { $0.key < $1.key }) {
-                guard var expression = expression(for: field, in: schema, dialect: db.dialect) else {
-                    throw ParseError(.invalidQuery, "Field \(field) does not exist, cannot add index.")
-                }
-                guard direction == 1 || direction == -1 else { throw ParseError(.invalidQuery, "Index direction must be 1 or -1") }
-                switch db.dialect {
-                case .sqlite: terms.append(expression + (direction == -1 ? " DESC" : ""))
-                // Missing values first ascending, last descending, as `PostgresQueryCompiler` orders them. A Number or
-                // String field's index is on its typed column, which counts and deep pages read alone.
-                case .postgres:
-                    if let column = try PostgresTypedColumns.add(field, to: &schema, in: db) { expression = column }
-                    terms.append(expression + (direction == -1 ? " DESC NULLS LAST" : " NULLS FIRST"))
+            schema.indexes = declared.isEmpty ? nil : .object(declared)
+            let added = try create(sqlName, on: fields, in: &schema, db: db)
+            declared = schema.indexes?.objectValue ?? [:]
+            declared[name] = definition
+            // Indexes already on an added column's expression would no longer be read (queries name the column now):
+            // declared ones are made again on it, an automatic one dropped (it comes back on the column if its queries
+            // keep coming).
+            for (other, otherDefinition) in declared.sorted(by: { $0.key < $1.key }) where other != name {
+                guard case .object(let otherFields) = otherDefinition, !added.isDisjoint(with: otherFields.keys),
+                      !otherFields.values.contains(where: { $0.stringValue == TextIndex.marker }) else { continue }
+                if other.hasPrefix(automaticPrefix) {
+                    schema.indexes = .object(declared)
+                    for field in otherFields.keys { try dropAutomatic(field, from: &schema, db: db) }
+                    declared = schema.indexes?.objectValue ?? [:]
+                } else {
+                    try db.execute("DROP INDEX IF EXISTS \(declaredSQLName(other, of: schema))", cacheable: false)
+                    _ = try create(declaredSQLName(other, of: schema), on: otherFields, in: &schema, db: db)
                 }
             }
-            // On PostgreSQL with `rowid`, which a deep page walks the index for (`ObjectStore.selectSQL`).
-            let included = db.dialect == .postgres ? " INCLUDE (rowid)" : ""
-            try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", "))\(ReadPermission.indexSuffix))\(included)",
-                           cacheable: false)
-            declared[name] = definition
         }
         schema.indexes = declared.isEmpty ? nil : .object(declared)
         try dropSupersededAutomatic(from: &schema, db: db)
         return schema
     }
 
+    /// Creates the declared index `sqlName` on `fields` (each 1 or -1), ending with `rperm`; on PostgreSQL a Number or
+    /// String field's term is its typed column (`PostgresTypedColumns`), added if it has none, and the index includes
+    /// `rowid`, which a deep page walks it for (`ObjectStore.selectSQL`). Returns the fields whose column it added.
+    private static func create(_ sqlName: String, on fields: [String: JSON], in schema: inout ClassSchema,
+                               db: any SQLConnection) throws -> Set<String> {
+        var terms: [String] = []
+        var added: Set<String> = []
+        for (field, direction) in fields.sorted(by: { $0.key < $1.key }) {
+            guard var expression = expression(for: field, in: schema, dialect: db.dialect) else {
+                throw ParseError(.invalidQuery, "Field \(field) does not exist, cannot add index.")
+            }
+            guard direction == 1 || direction == -1 else { throw ParseError(.invalidQuery, "Index direction must be 1 or -1") }
+            switch db.dialect {
+            case .sqlite: terms.append(expression + (direction == -1 ? " DESC" : ""))
+            // Missing values first ascending, last descending, as `PostgresQueryCompiler` orders them.
+            case .postgres:
+                let had = schema.typedColumns.contains(field)
+                if let column = try PostgresTypedColumns.add(field, to: &schema, in: db) {
+                    expression = column
+                    if !had { added.insert(field) }
+                }
+                terms.append(expression + (direction == -1 ? " DESC NULLS LAST" : " NULLS FIRST"))
+            }
+        }
+        let included = db.dialect == .postgres ? " INCLUDE (rowid)" : ""
+        try db.execute("CREATE INDEX \(sqlName) ON \(schema.tableName) (\(terms.joined(separator: ", "))\(ReadPermission.indexSuffix))\(included)",
+                       cacheable: false)
+        return added
+    }
+
     /// On PostgreSQL, a deleted field's declared indexes go with it (as a dropped column's do there, where Parse keeps
     /// fields as columns), and so does its typed column (`PostgresTypedColumns`): their typed expressions would refuse
-    /// the field's values if it came back with another type. SQLite's indexes read any type, and stay. A query compiled
-    /// just before, on another node (whose schema cache has not heard yet) or in an older snapshot, may still name the
-    /// column and fail once.
-    static func dropDeclared(on field: String, from schema: inout ClassSchema, db: any SQLConnection) throws {
+    /// the field's values if it came back with another type. SQLite's indexes read any type, and stay. Indexes the same
+    /// request deletes (`deletedByRequest`) are left to `apply`. A query compiled just before, on another node (whose
+    /// schema cache has not heard yet), may still name the column and fail once.
+    static func dropDeclared(on field: String, from schema: inout ClassSchema, deletedByRequest: Set<String>,
+                             db: any SQLConnection) throws {
         guard db.dialect == .postgres else { return }
         var declared = schema.indexes?.objectValue ?? [:]
         for (name, definition) in declared.sorted(by: { $0.key < $1.key })
-        where !name.hasPrefix(automaticPrefix) && definition[field] != nil && definition[field]?.stringValue != TextIndex.marker {
+        where !name.hasPrefix(automaticPrefix) && !deletedByRequest.contains(name) && definition[field] != nil
+            && definition[field]?.stringValue != TextIndex.marker {
             try db.execute("DROP INDEX IF EXISTS \(declaredSQLName(name, of: schema))", cacheable: false)
             declared.removeValue(forKey: name)
         }
         schema.indexes = declared.isEmpty ? nil : .object(declared)
-        if schema.typedColumns.remove(field) != nil, let column = PostgresTypedColumns.column(field) {
+        // Whether or not the schema lists it: a column left behind would refuse the field's next type.
+        schema.typedColumns.remove(field)
+        if let column = PostgresTypedColumns.column(field), schema.view == nil {
             try db.execute("ALTER TABLE \(schema.tableName) DROP COLUMN IF EXISTS \(column)", cacheable: false)
         }
     }

@@ -223,6 +223,11 @@ extension SQLiteEngine {
                 try RowCount.install(tableID: id) { try db.execute(sql: $0) }
             }
         }
+        migrator.registerMigration("v16: typed columns") { db in
+            // PostgreSQL's generated columns behind declared indexes (`PostgresTypedColumns`), recorded with the
+            // schema; always NULL here, kept so both databases' `_schema` have one shape.
+            try db.execute(sql: "ALTER TABLE _schema ADD COLUMN typedColumns TEXT")
+        }
         return migrator
     }
 

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Reads and writes class schemas (`_schema`) and creates or drops their tables.
 enum SchemaStore {
-    private static let columns = "id, className, fields, classLevelPermissions, indexes"
+    private static let columns = "id, className, fields, classLevelPermissions, indexes, typedColumns"
 
     static func load(_ className: String, in db: some SQLQuerying) throws -> ClassSchema? {
         let connection = db as? SQLiteConnection, postgres = db as? PostgresConnection
@@ -18,14 +18,14 @@ enum SchemaStore {
         let shared = connection?.readerSchemas ?? postgres?.readerSchemas
         if let shared, let cached = shared.cache.lookup(className, generation: shared.generation) { return cached }
         let schema = try db.fetchRows("SELECT \(columns) FROM _schema WHERE className = ?", [.text(className)], cacheable: true)
-            .first.map { try decode($0, in: db) }
+            .first.map(decode)
         if let schema, let writer { writer.writeState.schemaCache[className] = schema }
         if let schema, let shared { shared.cache.store(schema, generation: shared.generation) }
         return schema
     }
 
     static func all(in db: some SQLQuerying) throws -> [ClassSchema] {
-        try db.fetchRows("SELECT \(columns) FROM _schema ORDER BY className", [], cacheable: true).map { try decode($0, in: db) }
+        try db.fetchRows("SELECT \(columns) FROM _schema ORDER BY className", [], cacheable: true).map(decode)
     }
 
     /// Records a new class and creates its table.
@@ -69,9 +69,9 @@ enum SchemaStore {
     static func save(_ schema: ClassSchema, in db: any SQLConnection) throws {
         db.schemaChanged()
         try db.execute(
-            "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ? WHERE id = ?",
+            "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ?, typedColumns = ? WHERE id = ?",
             [.text(encode(schema.fields)), schema.classLevelPermissions.map { .text($0.jsonText) } ?? .null,
-             schema.indexes.map { .text($0.jsonText) } ?? .null, .integer(schema.id)])
+             schema.indexes.map { .text($0.jsonText) } ?? .null, PostgresTypedColumns.recorded(schema.typedColumns), .integer(schema.id)])
     }
 
     /// Forgets the class and drops its table.
@@ -88,18 +88,15 @@ enum SchemaStore {
         JSON.object(fields.mapValues(\.schemaJSON)).jsonText
     }
 
-    /// Decoded schemas by their stored text (and database): every request reads its class's row (so it always sees
-    /// its own snapshot), but only a changed row is parsed again. On PostgreSQL that is also when the class's typed
-    /// columns are read from the catalog: they change only with the row, in its transaction (`IndexStore`).
+    /// Decoded schemas by their stored text: every request reads its class's row (so it always sees
+    /// its own snapshot), but only a changed row is parsed again.
     private static let decoded = Mutex<[String: (row: [SQLValue], schema: ClassSchema)]>([:])
 
-    private static func decode(_ row: [SQLValue], in db: some SQLQuerying) throws -> ClassSchema {
+    private static func decode(_ row: [SQLValue]) throws -> ClassSchema {
         let className = row[1].text ?? ""
-        let key = (db as? PostgresConnection).map { className + "\u{0}" + $0.endpoint } ?? className
-        if let cached = decoded.withLock({ $0[key] }), cached.row == row { return cached.schema }
-        var schema = try parse(row, className: className)
-        if db.dialect == .postgres { schema.typedColumns = try PostgresTypedColumns.fields(of: schema, in: db) }
-        decoded.withLock { $0[key] = (row, schema) }
+        if let cached = decoded.withLock({ $0[className] }), cached.row == row { return cached.schema }
+        let schema = try parse(row, className: className)
+        decoded.withLock { $0[className] = (row, schema) }
         return schema
     }
 
@@ -114,9 +111,11 @@ enum SchemaStore {
         }
         let clpText = row[3].text
         let indexesText = row[4].text
-        return ClassSchema(
+        var schema = ClassSchema(
             id: row[0].integer ?? 0, className: className, fields: fields,
             classLevelPermissions: try clpText.map { ClassSchema.completed(try JSONParser.parse($0)) },
             indexes: try indexesText.map { try JSONParser.parse($0) })
+        schema.typedColumns = PostgresTypedColumns.fields(recorded: row[5].text)
+        return schema
     }
 }

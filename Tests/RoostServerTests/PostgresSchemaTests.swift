@@ -4,7 +4,7 @@ import RoostTestSupport
 import Testing
 
 /// The internal tables on PostgreSQL (`PostgresSchema`, `PostgresClassTable`): applied once, also by nodes starting
-/// together, and the same shape as SQLite's after its migrations v1...v15
+/// together, and the same shape as SQLite's after its migrations v1...v16
 /// (but `_rows`, one row per table on SQLite and per write on PostgreSQL: `RowCount`, `PostgresRowCount`).
 @Suite struct PostgresSchemaTests {
     @Test func migrationsApplyOnceAndRecordTheirVersions() throws {

@@ -47,7 +47,8 @@ import Testing
 
     /// A declared index on a Number or String field is on a generated column of its typed value (`PostgresTypedColumns`),
     /// so a count and a deep page read the index alone (index-only scans, with and without a read permission), and
-    /// answer as before; a field of another type, or an object of another class, is untouched.
+    /// answer as before; a Date field's index gets no column. Dropping the index keeps the column and the answers;
+    /// deleting the fields drops their columns (a field may come back as another type), also with its index in one request.
     @Test func aDeclaredIndexOnATypedColumnAnswersCountsAndDeepPagesAlone() async throws {
         let server = try TestServer(onPostgres: true)
         let database = try #require(server.postgres)

@@ -102,6 +102,7 @@ enum SchemaRoutes {
     static func update(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
         let schema = try context.write { db -> ClassSchema in
             guard var schema = try SchemaStore.load(className, in: db) else { throw classMissing(className) }
+            let deletedIndexes = Set((body["indexes"]?.objectValue ?? [:]).filter { $0.value["__op"]?.stringValue == "Delete" }.keys)
             for (name, value) in body["fields"]?.objectValue ?? [:] {
                 if value["__op"]?.stringValue == "Delete" {
                     // Only names already in the schema (validated when added) reach the SQL below.
@@ -109,7 +110,6 @@ enum SchemaRoutes {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
                     }
                     schema = try TextIndex.forget(name, of: schema, in: db)  // Before the rows change: nothing left to keep in step.
-                    let deletedIndexes = Set((body["indexes"]?.objectValue ?? [:]).filter { $0.value["__op"]?.stringValue == "Delete" }.keys)
                     try IndexStore.dropDeclared(on: name, from: &schema, deletedByRequest: deletedIndexes, db: db)
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
                     try IndexStore.dropAutomatic(name, from: &schema, db: db)

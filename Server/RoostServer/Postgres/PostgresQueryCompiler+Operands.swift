@@ -59,7 +59,7 @@ extension PostgresQueryCompiler {
         if let path { target = "(\(target) #> '\(path)')" }
         switch plain {
         case .number(let number):
-            // A recorded Number field: the plain cast, which an expression index on ((data->>'key')::float8) answers.
+            // A recorded Number field: its typed value (`typedValue`: the column or the plain cast), which its index answers.
             if subject == nil, path == nil, !isDotPath(key), schema.fields[key] == .number {
                 return PostgresFragment(sql: "\(typedValue(key)) \(op) \(mark)", parameters: [.double(number)])
             }

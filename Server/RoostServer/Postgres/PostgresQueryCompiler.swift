@@ -55,8 +55,9 @@ struct PostgresFragment {
 /// on either (SQLite's happen to be insertion order).
 ///
 /// Indexes the SQL can use (the storage layer makes them): an expression index on a field's comparison expression,
-/// `((data ->> 'score')::float8)` or `((data ->> 'name') COLLATE "C")`, declared `NULLS FIRST` so an ordered page walks
-/// it in both directions (`typedSortExpression`); a GIN index on `textIndexExpression(field)` for a declared text
+/// `((data ->> 'score')::float8)` or `((data ->> 'name') COLLATE "C")`, or a declared index on the field's typed column
+/// holding that value (`PostgresTypedColumns`, `typedValue`), declared `NULLS FIRST` so an ordered page walks it in
+/// both directions (`typedSortExpression`); a GIN index on `textIndexExpression(field)` for a declared text
 /// index (`$text` narrows through it); a GIN index on `rperm` for `rperm ?| ARRAY[…]`. Connections run without JIT
 /// (`PostgresConnection`): its compiling cost these short statements more than they run.
 ///

@@ -155,21 +155,23 @@ import Testing
             AggregationPlan(try Aggregation(pipeline: pipeline), where: .all, schema: schema)
         }
         let grouped = try plan([["$match": ["tag": "a"]], ["$group": ["_id": "$tag", "total": ["$sum": "$n"]]], ["$sort": ["total": -1]]])
-        guard case .group(let group) = grouped.head else { Issue.record("\(grouped.head)"); return }
+        guard case .group(let group, let typed) = grouped.head else { Issue.record("\(grouped.head)"); return }
         #expect(group.columns.map(\.sql) == ["(data -> '$.tag')", "json_extract(data, '$.n')"])
         // On SQLite, top-level fields are scanned from `data`; a path into an object or a built-in field is read by SQL.
-        #expect(group.scannedFields == ["tag", "n"])
+        #expect(group.scannedFields == ["tag", "n"] && typed == nil)
         for (key, sql) in [("$meta.group", "(data -> '$.meta.group')"), ("$createdAt", "createdAt")] {
-            guard case .group(let byPath) = try plan([["$group": ["_id": .string(key), "total": ["$sum": "$n"]]]]).head else { continue }
+            guard case .group(let byPath, _) = try plan([["$group": ["_id": .string(key), "total": ["$sum": "$n"]]]]).head else { continue }
             #expect(byPath.scannedFields == nil && byPath.columns.first?.sql == sql)
         }
         #expect(grouped.constraint != .all && grouped.rest.map(\.name) == ["$sort"])
         // On PostgreSQL: the same stages, read through jsonb paths; a `$sort` of rows stays in memory there.
         let onPostgres = AggregationPlan(try Aggregation(pipeline: [["$group": ["_id": "$tag", "total": ["$sum": "$n"]]]]), where: .all,
                                          schema: schema, dialect: .postgres)
-        guard case .group(let postgresGroup) = onPostgres.head else { Issue.record("\(onPostgres.head)"); return }
+        guard case .group(let postgresGroup, let postgresTyped) = onPostgres.head else { Issue.record("\(onPostgres.head)"); return }
         #expect(postgresGroup.columns.map(\.sql) == ["(data #> '{tag}')", "(data #> '{n}')"])
         #expect(postgresGroup.scannedFields == nil)
+        // No typed columns (no declared index on the fields): streamed there too (`typedGroupAnswersAsStreamed`).
+        #expect(postgresTyped == nil)
         let sorted = AggregationPlan(try Aggregation(pipeline: [["$sort": ["n": -1]], ["$limit": 10]]), where: .all, schema: schema, dialect: .postgres)
         #expect(sorted.rest.map(\.name) == ["$sort", "$limit"])
 
@@ -212,6 +214,79 @@ import Testing
     }
 
     /// Pipelines SQL cannot take answer through the in-memory stages, as before.
+    /// On PostgreSQL, a `$group` over fields with typed columns (declared indexes) is PostgreSQL's `GROUP BY`
+    /// (`TypedGroup`), and answers as the in-memory path does to the bit and to the order, including where it gives
+    /// the group back to streaming: a fraction, a sum past 2^53, keys SQL spells apart ("é" in two normalizations,
+    /// "" and null); and `distinct` of such a field. On SQLite the same requests compare the streamed path.
+    @Test func typedGroupAnswersAsStreamed() async throws {
+        let server = try Self.server()
+        let tags: [JSON] = ["a", "b", "", .null, "\u{e9}", "e\u{301}", "x y"]
+        var objects: [JSON] = []
+        for index in 0..<120 {
+            var object: [String: JSON] = ["tag": tags[index % tags.count], "k": .number(Double(index % 4))]
+            if index % 5 != 0 { object["n"] = .number(Double(index * 37 % 101 - 50)) }
+            objects.append(.object(object))
+        }
+        _ = try await server.createAll("Typed", objects)
+        let declared = try await server.request("PUT", "/schemas/Typed", json: ["indexes": ["by_n": ["n": 1], "by_tag": ["tag": 1], "by_k": ["k": 1]]],
+                                                master: true)
+        #expect(declared.status == 200, "\(declared.text)")
+        let schema = ClassSchema(id: 1, className: "Typed", fields: ["n": .number, "tag": .string, "k": .number],
+                                 classLevelPermissions: nil, indexes: nil, typedColumns: ["n", "tag", "k"])
+        // On PostgreSQL: whether PostgreSQL's GROUP BY answered (`run` gives nil where it cannot be exact).
+        let db = try server.postgres?.connect()
+        func groupedInSQL(_ group: JSON) throws -> Bool? {
+            guard let db, let stored = try SchemaStore.load("Typed", in: db) else { return nil }
+            #expect(stored.typedColumns == ["n", "tag", "k"])
+            let typed = try #require(TypedGroup(group, schema: stored, dialect: .postgres))
+            let filter = try ObjectStore.condition(FindQuery(), in: stored, in: db)
+            return try typed.run(table: stored.tableName, filter: filter, in: db) != nil
+        }
+        // With whether an accumulator reads n (the field given fractions and large numbers below).
+        let groups: [(JSON, readsN: Bool)] = [
+            (["_id": "$tag", "total": ["$sum": "$n"], "mean": ["$avg": "$n"], "rows": ["$count": [:]], "twice": ["$sum": 2]], true),
+            (["_id": "$k", "total": ["$sum": "$n"], "rows": ["$sum": 1]], true),
+            (["_id": .null, "total": ["$sum": "$n"], "mean": ["$avg": "$k"]], true),
+            (["_id": "$n", "rows": ["$sum": 1]], false),
+            (["_id": "fixed", "total": ["$sum": "$k"]], false),
+        ]
+        func compare(_ note: String, inSQL: Bool) async throws {
+            for (group, readsN) in groups {
+                // A sum of fractions or past 2^53 gives the group back to streaming; sums of integers of k do not.
+                if let answered = try groupedInSQL(group) { #expect(answered == (inSQL || !readsN), "\(note) \(group.jsonText)") }
+                let plan = AggregationPlan(try Aggregation(pipeline: [["$group": group]]), where: .all, schema: schema, dialect: .postgres)
+                guard case .group(_, let typed) = plan.head else { Issue.record("\(plan.head)"); continue }
+                #expect(typed != nil, "\(group.jsonText)")
+                for pipeline: [JSON] in [[["$group": group]], [["$match": ["k": ["$gte": 1]]], ["$group": group], ["$sort": ["objectId": 1]]]] {
+                    let (sql, memory) = try await Self.both(server, "Typed", ["pipeline": .array(pipeline)])
+                    #expect(sql.status == 200 && sql.json == memory.json, "\(note) \(JSON.array(pipeline).jsonText)\nSQL: \(sql.text)\nmemory: \(memory.text)")
+                }
+            }
+        }
+        // `distinct` of a typed column: PostgreSQL's GROUP BY too, each value once, in the order of its first object.
+        for field in ["n", "tag", "k"] {
+            for constraint: JSON? in [nil, ["k": ["$gte": 2]]] {
+                var parameters: [String: JSON] = ["distinct": .string(field)]
+                parameters["where"] = constraint
+                let (sql, memory) = try await Self.both(server, "Typed", parameters)
+                #expect(sql.status == 200 && sql.json == memory.json, "distinct \(field): \(sql.text) vs \(memory.text)")
+            }
+        }
+        try await compare("integers", inSQL: true)
+        let fractions = try await server.createAll("Typed", [["tag": "a", "n": 0.1, "k": 1], ["tag": "a", "n": 0.2, "k": 1]])
+        try await compare("fractions", inSQL: false)
+        for id in fractions { _ = try await server.request("DELETE", "/classes/Typed/\(id)", master: true) }
+        _ = try await server.createAll("Typed", [["tag": "b", "n": 4_503_599_627_370_497, "k": 2], ["tag": "b", "n": 4_503_599_627_370_497, "k": 2],
+                                                 ["tag": "b", "n": 3, "k": 2]])
+        try await compare("past 2^53", inSQL: false)
+        // What a key or an accumulator TypedGroup does not take leaves the stage to streaming.
+        for group: JSON in [["_id": "$tag", "top": ["$max": "$n"]], ["_id": "$tag", "total": ["$sum": 0.5]], ["_id": ["t": "$tag"]]] {
+            let plan = AggregationPlan(try Aggregation(pipeline: [["$group": group]]), where: .all, schema: schema, dialect: .postgres)
+            guard case .group(_, let typed) = plan.head else { Issue.record("\(plan.head)"); continue }
+            #expect(typed == nil, "\(group.jsonText)")
+        }
+    }
+
     @Test func pipelinesSQLCannotExpressStillAnswer() async throws {
         let server = try Self.server()
         _ = try await server.createAll("Bag", [["tags": ["a", "b"], "n": 1], ["tags": ["b"], "n": 2], ["tags": [], "n": 3], ["n": 4]])

@@ -5,7 +5,7 @@ import RoostCore
 ///
 /// SQL takes, in this order: the `$match` stages at the start that `AggregationMatch` translates (one `WHERE` with
 /// `where`, compiled by `QueryCompiler` with the finds' read-permission test); then either a `$group` that
-/// `StreamedGroup` reads, or a `$sort` on fields of a sortable type, any `$skip` and `$limit` stages and a `$count`.
+/// `StreamedGroup` reads (or, on PostgreSQL, `TypedGroup` computes), or a `$sort` on fields of a sortable type, any `$skip` and `$limit` stages and a `$count`.
 /// The first stage it cannot take and every one after it run in memory. Rows are read in rowid order (creation
 /// order), which is the order the in-memory stages saw before, so ties, group order and `$first` agree.
 struct AggregationPlan {
@@ -19,7 +19,8 @@ struct AggregationPlan {
         case documents(order: [(sql: String, descending: Bool)], skip: Int, limit: Int?)
         /// `$count` of those objects.
         case count(field: String, skip: Int, limit: Int?)
-        case group(StreamedGroup)
+        /// Streamed, unless `typed` (PostgreSQL's `GROUP BY`, when it can be exact) answers.
+        case group(StreamedGroup, typed: TypedGroup?)
     }
 
     /// - Parameter inMemory: SQL only reads the objects `constraint` matches (the path before, kept for tests).
@@ -40,7 +41,7 @@ struct AggregationPlan {
                 stages.removeFirst()
             }
             if let stage = stages.first, stage.name == "$group", let group = StreamedGroup(stage.argument, schema: schema, dialect: dialect) {
-                head = .group(group)
+                head = .group(group, typed: TypedGroup(stage.argument, schema: schema, dialect: dialect))
                 stages.removeFirst()
             } else {
                 head = Self.rowStages(&stages, schema: schema, dialect: dialect)
@@ -109,9 +110,11 @@ struct AggregationPlan {
         query.constraint = constraint
         let documents: [Aggregation.Document]
         switch head {
-        case .group(let group):
+        case .group(let group, let typed):
             let filter = try ObjectStore.condition(query, in: schema, in: db)
-            if group.scannedFields != nil, let sqlite = db as? SQLiteConnection {
+            if let typed, let grouped = try typed.run(table: schema.tableName, filter: filter, in: db) {
+                documents = grouped
+            } else if group.scannedFields != nil, let sqlite = db as? SQLiteConnection {
                 let sql = "SELECT data FROM \(schema.tableName) WHERE \(filter.sql)\(Self.rowOrder(schema))"
                 documents = try group.run(scanning: { body in try sqlite.forEachText(sql, filter.arguments, body) }, className: schema.className)
             } else {
@@ -178,6 +181,19 @@ struct AggregationPlan {
                 }
                 add(value)
                 seenTexts.insert(valueText, group: 0, groups: values.count)
+            }
+            return values
+        }
+        if db.dialect == .postgres, let field = column.topLevelField, let typed = TypedGroup.typedColumn(field, of: schema) {
+            // PostgreSQL groups its typed column (`TypedGroup`'s reason: 672 ms streamed over 1,000,000 objects, ~100 ms
+            // so); each value comes once, in the order of its first row, and `add` merges what SQL spelt apart.
+            let sql = "SELECT \(typed) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(typed) IS NOT NULL GROUP BY \(typed) ORDER BY min(rowid)"
+            for row in try db.fetchRows(sql, filter.arguments, cacheable: false) {
+                switch row[0] {
+                case .text(let text): add(.string(text))
+                case .real(let number): add(.number(number))
+                default: add(column.value(row[0]))
+                }
             }
             return values
         }

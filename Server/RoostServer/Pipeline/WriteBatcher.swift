@@ -6,8 +6,8 @@ import RoostCore
 /// in shared transactions.
 ///
 /// An HTTP thread parses and authenticates the request, parks its connection (`LaterReply`) and
-/// submits it here. This thread takes every request queued since its last commit, runs each in its
-/// own savepoint (a failing request undoes only itself, as in `/batch`), commits once and hands the
+/// submits it here. This thread takes every request queued since its last commit, runs them (in one
+/// savepoint, or, once one fails, each in its own: a failing request undoes only itself, as in `/batch`), commits once and hands the
 /// outcomes back (the HTTP threads encode and write the replies). So an HTTP thread does not sleep
 /// while another request holds the writer — it goes on serving its other connections, whose writes
 /// join the next group — and under load one commit (WAL frames, file locks) covers many requests.
@@ -135,14 +135,27 @@ final class WriteBatcher: @unchecked Sendable {
         stopped.signal()
     }
 
+    /// Runs the group in one savepoint while every request succeeds (the usual case), and again with a savepoint per
+    /// request once one fails (which undoes its own changes only). A savepoint per request cost PostgreSQL two
+    /// statements and a subtransaction each; measured with wrk creating (16 connections, 8 alternating pairs of 5 s
+    /// runs, each on a fresh database): median 5.4k → 5.8k creates/s (faster in 6 pairs of 8), PostgreSQL's CPU per
+    /// create 150 → 139 µs; on SQLite no slower. A group holding a failing request runs twice (a `before` trigger's
+    /// request fails in a group too: `NeedsOwnWrite`), bounded by `maximumGroup`.
     private func write(_ group: ArraySlice<Job>) throws {
         // The jobs' `after` webhooks go out once the group has committed (`SQLConnection.afterCommit`).
         try storage.write { db in
-            for job in group {
-                var shared = job.context.joining(db)
-                shared.inGroupedWrite = true
-                job.outcome = Result { try db.inSavepoint { try dispatch(job.request, shared) } }
-            }
+            if group.count > 1, (try? db.inSavepointToRunAgain({ try run(group, in: db, isolated: false) })) != nil { return }
+            try run(group, in: db, isolated: true)
+        }
+    }
+
+    /// Runs each request, each in a savepoint of its own when `isolated`; when not, stops at the first failure (thrown).
+    private func run(_ group: ArraySlice<Job>, in db: any SQLConnection, isolated: Bool) throws {
+        for job in group {
+            var shared = job.context.joining(db)
+            shared.inGroupedWrite = true
+            job.outcome = Result { isolated ? try db.inSavepoint { try dispatch(job.request, shared) } : try dispatch(job.request, shared) }
+            if !isolated, case .failure(let error) = job.outcome { throw error }
         }
     }
 }

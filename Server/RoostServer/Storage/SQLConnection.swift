@@ -113,6 +113,16 @@ extension SQLConnection {
     /// Runs `body` in a savepoint inside the current transaction: its changes are undone if it throws, and the
     /// transaction stays usable (PostgreSQL aborts a whole transaction at its first error unless a savepoint catches it).
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try inSavepoint(rerun: false, body)
+    }
+
+    /// As `inSavepoint`, for a body its caller runs again when it throws: what it wrote with `survivingRollback` is
+    /// undone with the rest (the next run writes it again), not made once more.
+    func inSavepointToRunAgain<T>(_ body: () throws -> T) throws -> T {
+        try inSavepoint(rerun: true, body)
+    }
+
+    private func inSavepoint<T>(rerun: Bool, _ body: () throws -> T) throws -> T {
         try runSoon("SAVEPOINT request")
         let recorded = writeState.objectChanges.count
         let counted = writeState.rowCountChanges.count
@@ -133,9 +143,13 @@ extension SQLConnection {
                 try? execute("ROLLBACK TO SAVEPOINT request")
                 try? execute("RELEASE SAVEPOINT request")
             }
-            // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.
-            let proof = writeState.rollbackProofWrites
-            for write in proof[min(proofRecorded, proof.count)...] { try? write(self) }
+            if rerun {
+                writeState.rollbackProofWrites.removeSubrange(min(proofRecorded, writeState.rollbackProofWrites.count)...)
+            } else {
+                // Kept in the list: an enclosing savepoint or transaction undone later makes them once more.
+                let proof = writeState.rollbackProofWrites
+                for write in proof[min(proofRecorded, proof.count)...] { try? write(self) }
+            }
             throw error
         }
     }

@@ -5,9 +5,10 @@ import RoostCore
 ///
 /// SQL takes, in this order: the `$match` stages at the start that `AggregationMatch` translates (one `WHERE` with
 /// `where`, compiled by `QueryCompiler` with the finds' read-permission test); then either a `$group` that
-/// `StreamedGroup` reads (or, on PostgreSQL, `TypedGroup` computes), or a `$sort` on fields of a sortable type, any `$skip` and `$limit` stages and a `$count`.
-/// The first stage it cannot take and every one after it run in memory. Rows are read in rowid order (creation
-/// order), which is the order the in-memory stages saw before, so ties, group order and `$first` agree.
+/// `StreamedGroup` reads (or, on PostgreSQL, `TypedGroup` computes), or a `$sort` on fields of a sortable type, any
+/// `$skip` and `$limit` stages and a `$count`. The first stage it cannot take and every one after it run in memory.
+/// Rows are read in rowid order (creation order), which is the order the in-memory stages saw before, so ties, group
+/// order and `$first` agree.
 struct AggregationPlan {
     private(set) var constraint: QueryConstraint
     private(set) var head: Head

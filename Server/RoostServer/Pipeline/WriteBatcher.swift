@@ -5,13 +5,13 @@ import RoostCore
 /// Creates, updates and deletes of the app's own objects (`/classes/<Class>`), written by one thread
 /// in shared transactions.
 ///
-/// An HTTP thread parses and authenticates the request, parks its connection (`LaterReply`) and
-/// submits it here. This thread takes every request queued since its last commit, runs them (in one
-/// savepoint, or, once one fails, each in its own: a failing request undoes only itself, as in `/batch`), commits once and hands the
-/// outcomes back (the HTTP threads encode and write the replies). So an HTTP thread does not sleep
-/// while another request holds the writer — it goes on serving its other connections, whose writes
-/// join the next group — and under load one commit (WAL frames, file locks) covers many requests.
-/// A reply still means "committed".
+/// An HTTP thread parses and authenticates the request, parks its connection (`LaterReply`) and submits
+/// it here. This thread takes every request queued since its last commit, runs them (in one savepoint,
+/// or, once one fails, each in its own: a failing request undoes only itself, as in `/batch`), commits
+/// once and hands the outcomes back (the HTTP threads encode and write the replies). So an HTTP thread
+/// does not sleep while another request holds the writer — it goes on serving its other connections,
+/// whose writes join the next group — and under load one commit (WAL frames, file locks) covers many
+/// requests. A reply still means "committed".
 ///
 /// The group is one `Storage.write`: it joins `WriteQueue`'s group commit with the writes that do not
 /// come through here (users, sessions, batches, `X-Parse-Request-Id` requests), so while one of

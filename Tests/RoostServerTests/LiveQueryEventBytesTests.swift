@@ -30,7 +30,7 @@ import Testing
         LiveQueryClient(clientId: "", hasMasterKey: false, installationId: "", user: nil),
     ] }
 
-    static let requestIds: [Double] = [1, 0, 7, 123_456_789, 2.5, -3, 9_007_199_254_740_993]
+    static let requestIds: [Double] = [1, 0, 7, 123_456_789, 2.5, -3, 9_007_199_254_740_992]
     static let seqs: [Int64] = [0, 1, 99_999, 9_007_199_254_740_991]
 
     @Test func splicedEventIsTheEncodedMessage() {

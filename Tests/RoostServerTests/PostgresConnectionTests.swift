@@ -124,7 +124,7 @@ import Testing
                 }
             }
             #expect(swallowed.kind == .misuse && db.isIdle)
-            try db.transaction(.serializable) { tx in try tx.query("INSERT INTO \(table) VALUES ($1)", ["kept"]) }
+            _ = try db.transaction(.serializable) { tx in try tx.query("INSERT INTO \(table) VALUES ($1)", ["kept"]) }
             let ids = try db.query("SELECT id FROM \(table)").rows.map { try $0.string("id") }
             #expect(ids == ["kept"])
             // No transaction inside a transaction.

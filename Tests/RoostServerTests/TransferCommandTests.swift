@@ -157,6 +157,26 @@ import Testing
         #expect(bad.output.contains("\(junk), line 2: a schema without a valid className"), "\(bad.output)")
     }
 
+    /// A state record's integer member that is no integer (a fraction, one past Int64) is refused, naming it: the
+    /// importer does not stop on a trap (`Int64(1e300)`), for required and optional members alike.
+    @Test(arguments: [#""failedCount":1e300"#, #""failedCount":1.5"#, #""failedCount":1,"lockedUntil":2.5"#])
+    func importRefusesAStateIntegerThatIsNone(members: String) throws {
+        let path = CommandLineTests.freshPath() + ".jsonl"
+        defer { unlink(path) }
+        let lines = [
+            #"{"type":"roost-export","version":1}"#,
+            #"{"type":"loginFailure","userId":"u1","# + members + "}",
+            #"{"type":"end","counts":{}}"#,
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let target = CommandLineTests.freshPath()
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        let refused = try Self.roost(["import", "--data-dir", target, path])
+        #expect(refused.status == 1, "\(refused.output)")
+        let member = members.contains("lockedUntil") ? "lockedUntil" : "failedCount"
+        #expect(refused.output.contains("\(path), line 2: ") && refused.output.contains("no integer \"\(member)\""), "\(refused.output)")
+    }
+
     /// An export edited by hand cannot store what the server would refuse: a value of another type than its
     /// field's schema records, a field no schema names, an operation, a malformed ACL. The line is named.
     @Test(arguments: [

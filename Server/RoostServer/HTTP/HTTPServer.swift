@@ -328,7 +328,7 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection
         let address = roost_mhd_client_sockaddr(connection).flatMap { ConnectionGate.Address($0) }
         let open = OpenConnection(socket: roost_mhd_connection_fd(connection), address: address, daemon: slot.index)
         open.awaitRequest(headersTimeoutSeconds: server.limits.headersTimeoutSeconds)
-        _ = server.watcher.connections[slot.index].open.withLock { $0[ObjectIdentifier(open)] = open }
+        server.watcher.connections[slot.index].open.withLock { $0[ObjectIdentifier(open)] = open }
         socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
     case MHD_ConnectionNotificationCode(rawValue: 1):  // MHD_CONNECTION_NOTIFY_CLOSED
         guard let pointer = socketContext.pointee else { return }

@@ -48,7 +48,7 @@ enum PostgresRowCount {
     /// in its snapshot and stay as they are; two compactions at once take turns on the rows' locks, the second skipping
     /// what the first deleted (READ COMMITTED), so the sums never change.
     static func compact(in db: PostgresConnection) throws {
-        try db.transaction(.readCommitted) { db in
+        _ = try db.transaction(.readCommitted) { db in
             try db.execute("""
                 WITH folded AS (DELETE FROM _rows RETURNING tableId, rows)
                 INSERT INTO _rows (tableId, rows) SELECT tableId, SUM(rows) FROM folded GROUP BY tableId

@@ -81,8 +81,9 @@ struct StateTable {
             switch (kind, member) {
             case (.optionalText, .null), (.optionalInteger, .null): values.append(.null)
             case (.text, .string(let text)), (.optionalText, .string(let text)): values.append(.text(text))
-            case (.integer, .number(let number)), (.optionalInteger, .number(let number))
-                where number.rounded() == number && abs(number) < 9e15:
+            // The `where` on each pattern: one after both would apply to the second only (and `Int64(1e300)` traps).
+            case (.integer, .number(let number)) where number.rounded() == number && abs(number) < 9e15,
+                (.optionalInteger, .number(let number)) where number.rounded() == number && abs(number) < 9e15:
                 values.append(.integer(Int64(number)))
             default:
                 throw StateTableError(description: "no \(kind == .text || kind == .optionalText ? "text" : "integer") \"\(name)\"")

@@ -217,7 +217,8 @@ import Testing
     /// On PostgreSQL, a `$group` over fields with typed columns (declared indexes) is PostgreSQL's `GROUP BY`
     /// (`TypedGroup`), and answers as the in-memory path does to the bit and to the order, including where it gives
     /// the group back to streaming: a fraction, a sum past 2^53, keys SQL spells apart ("é" in two normalizations,
-    /// "" and null); and `distinct` of such a field. On SQLite the same requests compare the streamed path.
+    /// "" and null; their bytes compared, so the first-seen spelling is the one kept); and `distinct` of such a field.
+    /// On SQLite the same requests compare the streamed path.
     @Test func typedGroupAnswersAsStreamed() async throws {
         let server = try Self.server()
         let tags: [JSON] = ["a", "b", "", .null, "\u{e9}", "e\u{301}", "x y"]
@@ -238,9 +239,10 @@ import Testing
         func groupedInSQL(_ group: JSON) throws -> Bool? {
             guard let db, let stored = try SchemaStore.load("Typed", in: db) else { return nil }
             #expect(stored.typedColumns == ["n", "tag", "k"])
-            let typed = try #require(TypedGroup(group, schema: stored, dialect: .postgres))
+            // A column found inexact is not summed in SQL again (in this process too).
+            guard let typed = TypedGroup(group, schema: stored, dialect: .postgres) else { return false }
             let filter = try ObjectStore.condition(FindQuery(), in: stored, in: db)
-            return try typed.run(table: stored.tableName, filter: filter, in: db) != nil
+            return try typed.run(filter: filter, in: db) != nil
         }
         // With whether an accumulator reads n (the field given fractions and large numbers below).
         let groups: [(JSON, readsN: Bool)] = [
@@ -259,7 +261,7 @@ import Testing
                 #expect(typed != nil, "\(group.jsonText)")
                 for pipeline: [JSON] in [[["$group": group]], [["$match": ["k": ["$gte": 1]]], ["$group": group], ["$sort": ["objectId": 1]]]] {
                     let (sql, memory) = try await Self.both(server, "Typed", ["pipeline": .array(pipeline)])
-                    #expect(sql.status == 200 && sql.json == memory.json, "\(note) \(JSON.array(pipeline).jsonText)\nSQL: \(sql.text)\nmemory: \(memory.text)")
+                    #expect(sql.status == 200 && sql.text == memory.text, "\(note) \(JSON.array(pipeline).jsonText)\nSQL: \(sql.text)\nmemory: \(memory.text)")
                 }
             }
         }
@@ -269,7 +271,7 @@ import Testing
                 var parameters: [String: JSON] = ["distinct": .string(field)]
                 parameters["where"] = constraint
                 let (sql, memory) = try await Self.both(server, "Typed", parameters)
-                #expect(sql.status == 200 && sql.json == memory.json, "distinct \(field): \(sql.text) vs \(memory.text)")
+                #expect(sql.status == 200 && sql.text == memory.text, "distinct \(field): \(sql.text) vs \(memory.text)")
             }
         }
         try await compare("integers", inSQL: true)

@@ -113,7 +113,7 @@ struct AggregationPlan {
         switch head {
         case .group(let group, let typed):
             let filter = try ObjectStore.condition(query, in: schema, in: db)
-            if let typed, let grouped = try typed.run(table: schema.tableName, filter: filter, in: db) {
+            if let typed, let grouped = try typed.run(filter: filter, in: db) {
                 documents = grouped
             } else if group.scannedFields != nil, let sqlite = db as? SQLiteConnection {
                 let sql = "SELECT data FROM \(schema.tableName) WHERE \(filter.sql)\(Self.rowOrder(schema))"
@@ -189,7 +189,7 @@ struct AggregationPlan {
             // PostgreSQL groups its typed column (`TypedGroup`'s reason: 672 ms streamed over 1,000,000 objects, ~100 ms
             // so); each value comes once, in the order of its first row, and `add` merges what SQL spelt apart.
             let sql = "SELECT \(typed) FROM \(schema.tableName) WHERE (\(filter.sql)) AND \(typed) IS NOT NULL GROUP BY \(typed) ORDER BY min(rowid)"
-            for row in try db.fetchRows(sql, filter.arguments, cacheable: false) {
+            try db.forEachRow(sql, filter.arguments, cacheable: false) { row in
                 switch row[0] {
                 case .text(let text): add(.string(text))
                 case .real(let number): add(.number(number))

@@ -1,4 +1,5 @@
 import RoostCore
+import Synchronization
 
 /// A `$group` PostgreSQL computes itself (`GROUP BY`), for a key and accumulator inputs that are fields with typed
 /// columns (`PostgresTypedColumns`: Number and String fields with a declared index), giving the answer
@@ -14,7 +15,9 @@ import RoostCore
 /// keys equal as JSON but spelt apart in SQL (a string's two Unicode normalizations) are merged, as Swift groups them.
 ///
 /// Accumulators taken: `$sum` of a Number field or of an integer literal, `$avg` of a Number field, `$count`. Others
-/// (`$min`, `$max`, `$first`, `$last`, `$push`, `$addToSet`, expressions) leave the stage to `StreamedGroup`.
+/// (`$min`, `$max`, `$first`, `$last`, `$push`, `$addToSet`, expressions) leave the stage to `StreamedGroup`. A column
+/// once found inexact (fractions: prices, ratings) is not summed here again while the process runs: its groups would
+/// be read twice, grouped then streamed.
 struct TypedGroup {
     private enum Key {
         case constant(JSON)
@@ -37,6 +40,11 @@ struct TypedGroup {
 
     /// 2^53: integers up to it are exact doubles.
     private static let exactLimit = 9_007_199_254_740_992.0
+    /// The Number columns (`table.column`) whose sums were found inexact; bounded by the typed columns there are.
+    private static let inexactColumns = Mutex<Set<String>>([])
+    private let table: String
+
+    private struct Inexact: Error {}
 
     /// `field`'s typed column (a Number's float8, a String's text), if the class has one (PostgreSQL only).
     static func typedColumn(_ field: String, of schema: ClassSchema) -> String? {
@@ -64,6 +72,8 @@ struct TypedGroup {
         case .string, .number, .bool, .null: key = .constant(Aggregation.groupKey(keyExpression))
         default: return nil
         }
+        table = schema.tableName
+        let inexact = Self.inexactColumns.withLock { $0 }
         var columns: [String] = []
         func position(_ column: String) -> Int {
             if let known = columns.firstIndex(of: column) { return known }
@@ -78,7 +88,7 @@ struct TypedGroup {
                 guard literal == literal.rounded(), abs(literal) <= Self.exactLimit else { return nil }
                 accumulators.append((field, .literalSum(literal)))
             case ("$sum", _), ("$avg", _):
-                guard let column = typedColumn(argument, .number) else { return nil }
+                guard let column = typedColumn(argument, .number), !inexact.contains("\(table).\(column)") else { return nil }
                 accumulators.append((field, name == "$sum" ? .sum(column: position(column)) : .average(column: position(column))))
             case ("$count", _): accumulators.append((field, .count))
             default: return nil
@@ -89,8 +99,8 @@ struct TypedGroup {
     }
 
     /// The groups as `StreamedGroup.run` answers them, or nil when a sum could differ from its one-by-one sum in
-    /// the last bits. `filter` is the rows' condition (with the read permission); `table` the class table.
-    func run(table: String, filter: SQLFragment, in db: some SQLQuerying) throws -> [Aggregation.Document]? {
+    /// the last bits. `filter` is the rows' condition (with the read permission), on the schema's table.
+    func run(filter: SQLFragment, in db: some SQLQuerying) throws -> [Aggregation.Document]? {
         var selected = ["min(rowid)", "count(*)"]
         for column in columns {
             selected += ["sum(\(column))", "count(\(column))", "coalesce(bool_and(\(column) = trunc(\(column))), true)",
@@ -103,42 +113,47 @@ struct TypedGroup {
         }
         var index: [JSON: Int] = [:]
         var groups: [Totals] = []
-        for row in try db.fetchRows(sql, filter.arguments, cacheable: false) {
-            guard case .integer(let rowCount) = row[1], rowCount > 0 else { continue }  // No GROUP BY over no rows.
-            var totals = Totals(key: .null, rows: rowCount)
-            for position in columns.indices {
-                let first = 2 + 4 * position
-                let numbers = row[first + 1].integer ?? 0
-                var largest = 0.0
-                if numbers > 0 {
-                    guard row[first + 2].integer == 1, case .real(let magnitude) = row[first + 3],
-                        case .real(let sum) = row[first] else { return nil }
-                    largest = magnitude
-                    totals.sums.append(sum)
+        do {
+            // Streamed: a key of many values makes many groups, each kept once (`Totals`), not twice.
+            try db.forEachRow(sql, filter.arguments, cacheable: false) { row in
+                guard case .integer(let rowCount) = row[1], rowCount > 0 else { return }  // No GROUP BY over no rows.
+                var totals = Totals(key: .null, rows: rowCount)
+                for position in columns.indices {
+                    let first = 2 + 4 * position
+                    let numbers = row[first + 1].integer ?? 0
+                    var largest = 0.0
+                    if numbers > 0 {
+                        guard row[first + 2].integer == 1 else { throw inexact(position) }  // A fraction.
+                        guard case .real(let magnitude) = row[first + 3], case .real(let sum) = row[first] else { throw Inexact() }
+                        largest = magnitude
+                        totals.sums.append(sum)
+                    } else {
+                        totals.sums.append(0)
+                    }
+                    totals.numbers.append(numbers)
+                    totals.largest.append(largest)
+                }
+                switch key {
+                case .constant(let value): totals.key = value
+                case .column(_, let isString):
+                    switch row[2 + 4 * columns.count] {
+                    case .text(let text) where isString: totals.key = .string(text)
+                    case .real(let number) where !isString: totals.key = .number(number)
+                    case .null: totals.key = .null
+                    default: throw Inexact()
+                    }
+                }
+                if let group = index[totals.key] {
+                    groups[group].merge(totals)
                 } else {
-                    totals.sums.append(0)
-                }
-                totals.numbers.append(numbers)
-                totals.largest.append(largest)
-            }
-            switch key {
-            case .constant(let value): totals.key = value
-            case .column(_, let isString):
-                switch row[2 + 4 * columns.count] {
-                case .text(let text) where isString: totals.key = .string(text)
-                case .real(let number) where !isString: totals.key = .number(number)
-                case .null: totals.key = .null
-                default: return nil
+                    index[totals.key] = groups.count
+                    groups.append(totals)
                 }
             }
-            if let group = index[totals.key] {
-                groups[group].merge(totals)
-            } else {
-                index[totals.key] = groups.count
-                groups.append(totals)
-            }
+            for group in groups { try checkExact(group) }
+        } catch is Inexact {
+            return nil
         }
-        guard groups.allSatisfy(isExact) else { return nil }
         return groups.map { group in
             var document: Aggregation.Document = ["objectId": group.key]
             for (field, input) in accumulators {
@@ -154,14 +169,22 @@ struct TypedGroup {
         }
     }
 
-    /// Whether every one-by-one sum of `group` is exact, so that any order of adding gives its bits: each partial sum
-    /// is at most the count times the largest magnitude (the values are integers: SQL checked).
-    private func isExact(_ group: Totals) -> Bool {
+    /// Throws `Inexact` unless every one-by-one sum of `group` is exact, so that any order of adding gives its bits:
+    /// each partial sum is at most the count times the largest magnitude (the values are integers: SQL checked).
+    private func checkExact(_ group: Totals) throws {
         let limit = Self.exactLimit
         for (_, input) in accumulators {
-            if case .literalSum(let literal) = input, abs(literal) * Double(group.rows) > limit { return false }
+            if case .literalSum(let literal) = input, abs(literal) * Double(group.rows) > limit { throw Inexact() }
         }
-        return columns.indices.allSatisfy { Double(group.numbers[$0]) * group.largest[$0] <= limit }
+        for position in columns.indices where Double(group.numbers[position]) * group.largest[position] > limit {
+            throw inexact(position)
+        }
+    }
+
+    /// Remembers that the sums of `columns[position]` are inexact here (`inexactColumns`).
+    private func inexact(_ position: Int) -> Inexact {
+        Self.inexactColumns.withLock { _ = $0.insert("\(table).\(columns[position])") }
+        return Inexact()
     }
 }
 

@@ -20,7 +20,7 @@ extension PostgresConnection: SQLConnection {
     }
 
     /// What PostgreSQL refuses in a client's values or patterns, answered as Parse answers a bad value (never a 500), at
-    /// the statement: a grouped write answers each request in its own savepoint.
+    /// the statement: a grouped write answers each request in its own savepoint (`WriteBatcher.write`).
     static func answeringClientErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()

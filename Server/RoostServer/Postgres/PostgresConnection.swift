@@ -79,6 +79,9 @@ public final class PostgresConnection {
         // took 0.6 s for a query that ran in 0.4 ms (PostgresQueryParityTests). Roost's statements are short. (A server
         // before PostgreSQL 11 has no `jit` setting, nor JIT: its refusal is ignored.)
         _ = try? check(PQexec(handle, "SET jit = off"))
+        // float8 values as text that parses back to the same double (PostgreSQL 12+'s default, which a role, database or
+        // PGOPTIONS may lower to 15 digits): `TypedGroup` answers to the bit from them.
+        _ = try? check(PQexec(handle, "SET extra_float_digits = 3"))
     }
 
     deinit { PQfinish(handle) }

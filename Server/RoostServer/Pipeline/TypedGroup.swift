@@ -57,8 +57,9 @@ struct TypedGroup {
         guard dialect == .postgres, schema.view == nil, !schema.typedColumns.isEmpty,
             case .object(var fields) = specification, let keyExpression = fields.removeValue(forKey: "_id") else { return nil }
         func typedColumn(_ expression: JSON, _ type: FieldType) -> String? {
-            guard case .string(let text) = expression, text.hasPrefix("$"), schema.fields[String(text.dropFirst())] == type else { return nil }
-            return Self.typedColumn(String(text.dropFirst()), of: schema)
+            guard case .string(let text) = expression, text.hasPrefix("$") else { return nil }
+            let field = String(text.dropFirst())
+            return schema.fields[field] == type ? Self.typedColumn(field, of: schema) : nil
         }
         switch keyExpression {
         case .string(let text) where text.hasPrefix("$"):

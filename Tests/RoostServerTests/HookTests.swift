@@ -88,38 +88,6 @@ import Testing
         return receiver.requests
     }
 
-    /// Grouped writes (`WriteBatcher`) that run again, once in one savepoint and then with one per request because a
-    /// request among them failed, tell `afterSave` and LiveQuery once per saved object: what the first run queued was
-    /// undone with it.
-    @Test func afterSaveAndLiveQueryTellEachSaveOnceWhenAGroupRunsAgain() async throws {
-        let server = try TestServer(arguments: fastHashing)
-        let afterSave = try WebhookReceiver(reply: #"{"success":true}"#)
-        let hook: JSON = ["className": "Tally", "triggerName": "afterSave", "url": .string(afterSave.url)]
-        #expect(try await server.request("POST", "/hooks/triggers", json: hook, master: true).json == hook)
-        _ = try await server.create("Tally", ["n": 0])  // The class and its Number field.
-        let socket = try LiveSocket(server)
-        #expect(try await socket.connect()?["op"] == "connected")
-        #expect(try await socket.subscribe(1, ["className": "Tally", "where": [:]])?["op"] == "subscribed")
-        let replies = try await withThrowingTaskGroup(of: TestResponse.self) { group in
-            for index in 0..<120 {
-                group.addTask {
-                    try await server.request("POST", "/classes/Tally", json: ["n": index % 2 == 0 ? .number(Double(index)) : "not a number"])
-                }
-            }
-            var replies: [TestResponse] = []
-            for try await reply in group { replies.append(reply) }
-            return replies
-        }
-        let created = Set(replies.compactMap { $0.status == 201 ? $0.json["objectId"]?.stringValue : nil })
-        #expect(created.count == 60 && replies.filter { $0.status == 400 }.count == 60)
-        _ = try await waitForRequests(afterSave, count: 61)
-        try await Task.sleep(for: .milliseconds(300))  // Any told twice would have come by now.
-        let told = try afterSave.requests.map { try JSONParser.parse(Array($0.body))["object"]?["objectId"]?.stringValue ?? "" }
-        #expect(told.count == 61 && Set(told).count == 61 && created.isSubset(of: Set(told)), "\(told.count) told, \(Set(told).count) distinct")
-        let events = try await socket.drain(quiet: 1).filter { $0["op"] == "create" }.compactMap { $0["object"]?["objectId"]?.stringValue }
-        #expect(events.count == 60 && Set(events) == created, "\(events.count) create events, \(Set(events).count) distinct")
-    }
-
     @Test func triggerWebhooksRunAroundWrites() async throws {
         let server = try TestServer(arguments: fastHashing)
         let beforeSave = try WebhookReceiver(reply: #"{"success":{"title":"Hello","score":10,"checked":true}}"#)

@@ -40,7 +40,8 @@ struct TypedGroup {
 
     /// 2^53: integers up to it are exact doubles.
     private static let exactLimit = 9_007_199_254_740_992.0
-    /// The Number columns (`table.column`) whose sums were found inexact; bounded by the typed columns there are.
+    /// The Number columns (`table.column`) whose sums were found inexact; bounded by the typed columns there are. Two
+    /// databases in one process share it (their `c<id>` names may meet): that only sends a group to streaming.
     private static let inexactColumns = Mutex<Set<String>>([])
     private let table: String
 
@@ -197,7 +198,7 @@ private struct Totals {
     var numbers: [Int64] = []
     var largest: [Double] = []
 
-    /// Adds the totals of rows whose key SQL spelt apart from this group's (sums of integers: exact while `isExact`).
+    /// Adds the totals of rows whose key SQL spelt apart from this group's (sums of integers: exact while `checkExact` passes).
     mutating func merge(_ other: Totals) {
         rows += other.rows
         for position in sums.indices {

@@ -53,7 +53,9 @@ import Testing
         #expect(back.status == 0, "\(back.output)")
         #expect(try Self.roost(["export", "--data-dir", target, "--out", fromSQLiteAgain]).status == 0)
         #expect(try TransferCommandTests.records(fromSQLiteAgain) == original)
-        try await Self.expectSameApp(try RecordingServer(dataDirectory: URL(fileURLWithPath: target)), as: app)
+        // On that SQLite file even in the PostgreSQL pass (whose servers otherwise get a database of their own).
+        let onTarget = try TestServer(arguments: fastHashing, dataDirectory: URL(fileURLWithPath: target), onPostgres: false)
+        try await Self.expectSameApp(RecordingServer(server: onTarget), as: app)
 
         // Over the app now in PostgreSQL (its server still running): refused, naming the database without its password.
         let over = try Self.roost(["import", "--database-url", database.url, fromSQLite])

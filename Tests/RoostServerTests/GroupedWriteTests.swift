@@ -88,6 +88,48 @@ import Testing
         #expect(events.count == 60 && Set(events) == created, "\(events.count) create events, \(Set(events).count) distinct")
     }
 
+    /// Creates the database itself refuses (an objectId already taken: on PostgreSQL a grouped create's INSERT is
+    /// answered only at the group's end, `SQLConnection.answeringLater`) fail alone: 137 for each of them, the
+    /// taken objects unchanged, every other create stored once and told to `afterSave` once.
+    @Test func createsTheDatabaseRefusesFailAloneInTheirGroup() async throws {
+        let server = try TestServer(arguments: ["--allow-custom-object-id"])
+        for index in 0..<30 {
+            #expect(try await server.request("POST", "/classes/Slot", json: ["objectId": .string("taken\(index)"), "n": -1]).status == 201)
+        }
+        let afterSave = try WebhookReceiver(reply: #"{"success":true}"#)
+        let hook: JSON = ["className": "Slot", "triggerName": "afterSave", "url": .string(afterSave.url)]
+        #expect(try await server.request("POST", "/hooks/triggers", json: hook, master: true).json == hook)
+        let replies = try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
+            for index in 0..<90 {
+                var object: [String: JSON] = ["n": .number(Double(index))]
+                if index % 3 == 0 { object["objectId"] = .string("taken\(index / 3)") }
+                if index % 3 == 1 { object["objectId"] = .string("fresh\(index)") }
+                group.addTask { (index, try await server.request("POST", "/classes/Slot", json: .object(object))) }
+            }
+            var replies: [(Int, TestResponse)] = []
+            for try await reply in group { replies.append(reply) }
+            return replies
+        }
+        var created: Set<String> = []
+        for (index, reply) in replies {
+            if index % 3 == 0 {
+                #expect(reply.status == 400 && reply.code == 137, "\(index): \(reply.text)")
+            } else {
+                #expect(reply.status == 201, "\(index): \(reply.text)")
+                created.insert(reply.json["objectId"]?.stringValue ?? "")
+            }
+        }
+        #expect(created.count == 60 && created.isSuperset(of: (0..<30).map { "fresh\($0 * 3 + 1)" }))
+        let taken = try await server.request("GET", "/classes/Slot", query: ["where": #"{"n":-1}"#, "count": "1", "limit": "0"])
+        #expect(taken.json["count"] == 30, "the taken objects are unchanged: \(taken.text)")
+        let all = try await server.request("GET", "/classes/Slot", query: ["count": "1", "limit": "0"])
+        #expect(all.json["count"] == 90)
+        for _ in 0..<50 where afterSave.requests.count < 60 { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .milliseconds(300))  // Any told twice would have come by now.
+        let told = try afterSave.requests.map { try JSONParser.parse(Array($0.body))["object"]?["objectId"]?.stringValue ?? "" }
+        #expect(told.count == 60 && Set(told) == created, "\(told.count) told, \(Set(told).count) distinct")
+    }
+
     @Test func sigtermAnswersParkedWritesBeforeExiting() async throws {
         let server = try TestServer()
         let answered = AnswerCounter()

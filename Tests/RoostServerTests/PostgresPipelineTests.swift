@@ -82,6 +82,39 @@ import Testing
         #expect(try db.fetchRows("SELECT n FROM \(table) ORDER BY n", [], cacheable: false) == [[.integer(1)], [.integer(3)]])
     }
 
+    /// Statements answered later (`answeringLater`, a grouped write's first run) go out together at its end. When the
+    /// body throws, those still unsent are taken back with its savepoint, a nested savepoint's too, so nothing of the
+    /// undone run goes out with a later statement; when one fails at the end (a duplicate key), its savepoint undoes
+    /// those sent with it, though a savepoint inside it was left open (its RELEASE skipped); the transaction goes on.
+    @Test func statementsAnsweredLaterAreTakenBackOrUndoneWithTheirSavepoint() throws {
+        let db = try PostgresConnection(url: url)
+        let table = "later_\(UInt32.random(in: 0...UInt32.max))"
+        try db.execute("CREATE TABLE \(table) (n int8 PRIMARY KEY)")
+        defer { _ = try? db.execute("DROP TABLE \(table)") }
+        let insert = "INSERT INTO \(table) (n) VALUES (?)"
+        func group(_ numbers: [Int64], thenThrow: Bool = false) throws {
+            try db.inSavepointToRunAgain {
+                try db.answeringLater {
+                    try db.runAnsweredLater(insert, [.integer(numbers[0])])
+                    try db.inSavepoint { for n in numbers.dropFirst() { try db.runAnsweredLater(insert, [.integer(n)]) } }
+                    if thenThrow { throw Refused() }
+                }
+            }
+        }
+        var unsentAfterThrow = -1
+        try db.transaction { db in
+            try group([1, 2])  // Prepares the INSERT (a round trip of its own): from here on, nothing waits.
+            #expect(throws: Refused.self) { try group([10, 11, 12], thenThrow: true) }
+            unsentAfterThrow = db.statementsToSend.count
+            #expect(throws: PostgresError.self) { try group([20, 21, 20]) }
+            try group([30])
+            #expect(!db.writeState.answersLater)
+        }
+        #expect(unsentAfterThrow == 1, "the RELEASE of the group before, alone")
+        let rows = try db.fetchRows("SELECT n FROM \(table) ORDER BY n", [], cacheable: false)
+        #expect(rows == [[.integer(1)], [.integer(2)], [.integer(30)]], "\(rows)")
+    }
+
     /// A statement sent ahead by name (`sendPreparedWithNext`, the LiveQuery log's) is prepared once, takes a NULL
     /// and a number alike, and is committed even when nothing else in its transaction went out before the COMMIT.
     @Test func aStatementSentAheadByNameIsPreparedOnceAndCommitted() throws {

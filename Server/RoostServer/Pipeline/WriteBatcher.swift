@@ -149,7 +149,7 @@ final class WriteBatcher: @unchecked Sendable {
         // The jobs' `after` webhooks go out once the group has committed (`SQLConnection.afterCommit`).
         try storage.write { db in
             if oneSavepoint, group.count > 1,
-                (try? db.inSavepointToRunAgain({ try run(group, in: db, isolated: false) })) != nil { return }
+                (try? db.inSavepointToRunAgain({ try db.answeringLater { try run(group, in: db, isolated: false) } })) != nil { return }
             // A serialization failure or deadlock: the whole transaction runs again (`PostgresEngine.write`).
             if db.writeState.retryableFailure != nil { return }
             try run(group, in: db, isolated: true)

@@ -33,6 +33,17 @@ extension PostgresConnection {
         return true
     }
 
+    var unsentPosition: UnsentPosition { UnsentPosition(pipeline: pipelinesSent, index: statementsToSend.count) }
+
+    func withdrawUnsent(from position: UnsentPosition) -> Bool {
+        guard position.pipeline == pipelinesSent, position.index <= statementsToSend.count else {
+            statementsToSend.removeAll()
+            return false
+        }
+        statementsToSend.removeSubrange(position.index...)
+        return true
+    }
+
     /// Sends the statements waiting in `statementsToSend`, and waits for them.
     func sendWaitingStatements() throws {
         guard !statementsToSend.isEmpty else { return }
@@ -100,6 +111,7 @@ extension PostgresConnection {
         }
         let waiting = statementsToSend
         statementsToSend.removeAll()
+        pipelinesSent += 1
         var queuedWaiting = 0
         for statement in waiting {
             let queued = withParameters(statement.parameters) { count, values, lengths, formats in

@@ -13,10 +13,28 @@ extension PostgresConnection: SQLConnection {
     /// caught): sent at once, RELEASE would have failed there and then; queued, the failure would land on the next
     /// request of a group.
     func runSoon(_ sql: String) throws {
+        try refuseInAbortedTransaction()
+        sendWithNext(sql)
+    }
+
+    private func refuseInAbortedTransaction() throws {
         if PQtransactionStatus(handle) == PQTRANS_INERROR {
             throw PostgresError(.misuse, message: "the transaction failed (a statement error was caught inside it)", endpoint: endpoint)
         }
-        sendWithNext(sql)
+    }
+
+    /// Prepared, and queued for the next statement's round trip inside `answeringLater` (refused, as `runSoon`, in
+    /// an aborted transaction); run now otherwise.
+    func runAnsweredLater(_ sql: String, _ arguments: [SQLValue]) throws {
+        guard writeState.answersLater else { return try execute(sql, arguments) }
+        try refuseInAbortedTransaction()
+        try Self.answeringClientErrors {
+            try sendPreparedWithNext(SQLPlaceholders.postgres(sql), try arguments.map(PostgresValue.init))
+        }
+    }
+
+    func awaitAnswers() throws {
+        try Self.answeringClientErrors { try sendWaitingStatements() }
     }
 
     /// What PostgreSQL refuses in a client's values or patterns, answered as Parse answers a bad value (never a 500), at

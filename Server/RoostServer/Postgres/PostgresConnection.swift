@@ -32,6 +32,8 @@ public final class PostgresConnection {
     var readerSchemas: (cache: SchemaCache, generation: UInt64)?
     /// Statements that go out ahead of the next one, in its round trip (`sendWithNext`).
     var statementsToSend: [(sql: String, parameters: [PostgresValue], preparedName: String?)] = []
+    /// Pipelines that sent `statementsToSend` so far (see `unsentPosition`).
+    var pipelinesSent = 0
     /// A COMMIT went out whose answer is read at the connection's next use (`commitWithoutWaiting`).
     var commitUnread = false
     /// The session's `statement_timeout` as this connection set it (nil: never set here, the server's default).

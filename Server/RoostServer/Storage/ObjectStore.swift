@@ -32,12 +32,12 @@ struct SortKey: Equatable {
 enum ObjectStore {
     private static let columns = "objectId, createdAt, updatedAt, acl, data"
 
-    /// - Throws: `ParseError` 137 when the objectId is taken.
+    /// - Throws: `ParseError` 137 when the objectId is taken (inside `answeringLater`, the database's error later).
     static func insert(_ object: StoredObject, into schema: ClassSchema, in db: any SQLConnection) throws {
         let sql = "INSERT INTO \(schema.tableName) (objectId, createdAt, updatedAt, acl, rperm, data) VALUES (?, ?, ?, ?, ?, ?)"
         let values = arguments(for: object)
         do {
-            try db.execute(sql, values)
+            try db.runAnsweredLater(sql, values)
         } catch let error as any DatabaseError where error.isPrimaryKeyViolation || error.isUniqueViolation {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided")
         }

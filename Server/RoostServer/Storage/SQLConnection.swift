@@ -15,6 +15,25 @@ protocol SQLConnection: AnyObject, SQLQuerying {
     func runSoon(_ sql: String) throws
     /// Takes back what `runSoon` was given last if it has not gone out (nothing ran since); whether it did.
     func withdrawIfUnsent(_ sql: String) -> Bool
+    /// Where the next statement given to `runSoon` or `runAnsweredLater` goes in the queue of those not sent yet.
+    var unsentPosition: UnsentPosition { get }
+    /// Takes back what was queued from `position` on, if none of it has gone out; whether none had. When some had,
+    /// what is still unsent was all queued after `position`, and is taken back all the same (the caller undoes the
+    /// rest, with ROLLBACK TO).
+    func withdrawUnsent(from position: UnsentPosition) -> Bool
+    /// Runs a statement whose answer its caller does not use (no rows, no `changes`): at once on SQLite, and on
+    /// PostgreSQL outside `answeringLater`; inside it, the statement goes out with the next one, in its round trip,
+    /// and an error it meets is thrown there instead.
+    func runAnsweredLater(_ sql: String, _ arguments: [SQLValue]) throws
+    /// Sends what `runAnsweredLater` queued and waits for the answers (nothing to do on SQLite).
+    func awaitAnswers() throws
+}
+
+/// A place in a connection's queue of statements not sent yet (PostgreSQL's `sendWithNext`): its index in the queue,
+/// valid while no pipeline has sent the queue (`pipeline` counts those).
+struct UnsentPosition: Equatable {
+    var pipeline = 0
+    var index = 0
 }
 
 /// The SQL a connection speaks.
@@ -51,6 +70,10 @@ final class WriteState {
     var retryableFailure: (any Error)?
     /// Set by a write that queued a mail (`MailOutbox`): the sender is woken once it has committed.
     var queuedMail = false
+    /// Set by `answeringLater`: `runAnsweredLater` may queue its statement (PostgreSQL).
+    var answersLater = false
+    /// Savepoints open now (`inSavepoint`), which names each by its depth.
+    var savepointDepth = 0
     /// LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
     /// and what it recorded in the current transaction (published once committed).
     var changeRecorder: ChangeRecorder?
@@ -123,7 +146,13 @@ extension SQLConnection {
     }
 
     private func inSavepoint<T>(rerun: Bool, _ body: () throws -> T) throws -> T {
-        try runSoon("SAVEPOINT request")
+        // Named by depth: an error answered later (`answeringLater`) can reach an outer savepoint past an inner one
+        // whose RELEASE never ran, and ROLLBACK TO names the latest savepoint of a name.
+        let name = "request\(writeState.savepointDepth)"
+        writeState.savepointDepth += 1
+        defer { writeState.savepointDepth -= 1 }
+        let position = unsentPosition
+        try runSoon("SAVEPOINT " + name)
         let recorded = writeState.objectChanges.count
         let counted = writeState.rowCountChanges.count
         let actionsAfterCommit = writeState.afterCommit.count
@@ -131,7 +160,7 @@ extension SQLConnection {
         do {
             let result = try body()
             // A body that ran no statement needs no savepoint (PostgreSQL: it has not gone out).
-            if !withdrawIfUnsent("SAVEPOINT request") { try runSoon("RELEASE SAVEPOINT request") }
+            if !withdrawIfUnsent("SAVEPOINT " + name) { try runSoon("RELEASE SAVEPOINT " + name) }
             return result
         } catch {
             if let failure = error as? PostgresError, failure.isRetryable { writeState.retryableFailure = failure }
@@ -139,9 +168,9 @@ extension SQLConnection {
             writeState.objectChanges.removeSubrange(min(recorded, writeState.objectChanges.count)...)
             writeState.rowCountChanges.removeSubrange(min(counted, writeState.rowCountChanges.count)...)
             writeState.afterCommit.removeSubrange(min(actionsAfterCommit, writeState.afterCommit.count)...)
-            if !withdrawIfUnsent("SAVEPOINT request") {
-                try? execute("ROLLBACK TO SAVEPOINT request")
-                try? execute("RELEASE SAVEPOINT request")
+            if !withdrawUnsent(from: position) {
+                try? execute("ROLLBACK TO SAVEPOINT " + name)
+                try? execute("RELEASE SAVEPOINT " + name)
             }
             if rerun {
                 writeState.rollbackProofWrites.removeSubrange(min(proofRecorded, writeState.rollbackProofWrites.count)...)
@@ -152,6 +181,19 @@ extension SQLConnection {
             }
             throw error
         }
+    }
+
+    /// Runs `body` letting `runAnsweredLater`'s statements go out together, then waits for their answers: for a body
+    /// whose caller runs it again, each statement awaited, when anything in it fails (`WriteBatcher`'s grouped
+    /// writes), since a statement's error may then be thrown by another statement, or here. Saves PostgreSQL a round
+    /// trip per create in a group (see `WriteBatcher.write`).
+    func answeringLater<T>(_ body: () throws -> T) throws -> T {
+        let before = writeState.answersLater
+        writeState.answersLater = true
+        defer { writeState.answersLater = before }
+        let result = try body()
+        try awaitAnswers()
+        return result
     }
 
     /// Runs `write` now and, should the transaction or a savepoint around it be undone, again after that:

@@ -151,6 +151,15 @@ final class SQLiteConnection: SQLConnection {
 
     func withdrawIfUnsent(_ sql: String) -> Bool { false }
 
+    var unsentPosition: UnsentPosition { UnsentPosition() }
+
+    func withdrawUnsent(from position: UnsentPosition) -> Bool { false }
+
+    /// Nothing waits here: the statement runs at once (its error thrown by it).
+    func runAnsweredLater(_ sql: String, _ arguments: [SQLValue]) throws { try run(sql, arguments, cacheable: true) }
+
+    func awaitAnswers() throws {}
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -85,7 +85,8 @@ import Testing
     /// Statements answered later (`answeringLater`, a grouped write's first run) go out together at its end. When the
     /// body throws, those still unsent are taken back with its savepoint, a nested savepoint's too, so nothing of the
     /// undone run goes out with a later statement; when one fails at the end (a duplicate key), its savepoint undoes
-    /// those sent with it, though a savepoint inside it was left open (its RELEASE skipped); the transaction goes on.
+    /// those sent with it, though a savepoint inside it was left open (its RELEASE skipped), as when an item after
+    /// the failing one swallowed the error; the transaction goes on.
     @Test func statementsAnsweredLaterAreTakenBackOrUndoneWithTheirSavepoint() throws {
         let db = try PostgresConnection(url: url)
         let table = "later_\(UInt32.random(in: 0...UInt32.max))"
@@ -107,6 +108,18 @@ import Testing
             #expect(throws: Refused.self) { try group([10, 11, 12], thenThrow: true) }
             unsentAfterThrow = db.statementsToSend.count
             #expect(throws: PostgresError.self) { try group([20, 21, 20]) }
+            // A request in savepoints of its own (batch items) whose first item's INSERT fails in the round trip of
+            // the second's read, whose error the second swallows: the group still fails (the transaction is left
+            // aborted, and its RELEASE refused), and is undone.
+            #expect(throws: (any Error).self) {
+                try db.inSavepointToRunAgain {
+                    try db.answeringLater {
+                        try db.inSavepoint { try db.runAnsweredLater(insert, [.integer(1)]) }
+                        _ = try? db.inSavepoint { try db.fetchRows("SELECT 1", [], cacheable: false) }
+                        try db.inSavepoint { try db.runAnsweredLater(insert, [.integer(25)]) }
+                    }
+                }
+            }
             try group([30])
             #expect(!db.writeState.answersLater)
         }

@@ -72,8 +72,8 @@ final class WriteState {
     var queuedMail = false
     /// Set by `answeringLater`: `runAnsweredLater` may queue its statement (PostgreSQL).
     var answersLater = false
-    /// Savepoints open now (`inSavepoint`), which names each by its depth.
-    var savepointDepth = 0
+    /// Savepoints made so far (`inSavepoint`, which names each by its number).
+    var savepointsMade = 0
     /// LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
     /// and what it recorded in the current transaction (published once committed).
     var changeRecorder: ChangeRecorder?
@@ -146,11 +146,10 @@ extension SQLConnection {
     }
 
     private func inSavepoint<T>(rerun: Bool, _ body: () throws -> T) throws -> T {
-        // Named by depth: an error answered later (`answeringLater`) can reach an outer savepoint past an inner one
-        // whose RELEASE never ran, and ROLLBACK TO names the latest savepoint of a name.
-        let name = "request\(writeState.savepointDepth)"
-        writeState.savepointDepth += 1
-        defer { writeState.savepointDepth -= 1 }
+        // Each its own name: an error answered later (`answeringLater`) can reach a savepoint after another whose
+        // RELEASE never ran (an enclosing one, or a batch item before), and ROLLBACK TO names the latest of a name.
+        writeState.savepointsMade &+= 1
+        let name = "request\(writeState.savepointsMade)"
         let position = unsentPosition
         try runSoon("SAVEPOINT " + name)
         let recorded = writeState.objectChanges.count

@@ -144,7 +144,9 @@ final class WriteBatcher: @unchecked Sendable {
     /// statements and a subtransaction each; measured with wrk creating (16 connections, 8 alternating pairs of 5 s
     /// runs, each on a fresh database): median 5.4k → 5.8k creates/s (faster in 6 pairs of 8), PostgreSQL's CPU per
     /// create 150 → 139 µs; on SQLite no slower. A group holding a failing request runs twice (a `before` trigger's
-    /// request fails in a group too: `NeedsOwnWrite`); `oneSavepoint` is false after such a group (`run`).
+    /// request fails in a group too: `NeedsOwnWrite`); `oneSavepoint` is false after such a group (`run`). The
+    /// one-savepoint run answers its creates' INSERTs together, at its end (`answeringLater`; measured in the README,
+    /// PostgreSQL, "A group's creates answered together"); the run with a savepoint each awaits every statement.
     private func write(_ group: ArraySlice<Job>, oneSavepoint: Bool) throws {
         // The jobs' `after` webhooks go out once the group has committed (`SQLConnection.afterCommit`).
         try storage.write { db in

@@ -182,10 +182,10 @@ extension SQLConnection {
         }
     }
 
-    /// Runs `body` letting `runAnsweredLater`'s statements go out together, then waits for their answers: for a body
-    /// whose caller runs it again, each statement awaited, when anything in it fails (`WriteBatcher`'s grouped
-    /// writes), since a statement's error may then be thrown by another statement, or here. Saves PostgreSQL a round
-    /// trip per create in a group (see `WriteBatcher.write`).
+    /// Runs `body` with `runAnsweredLater`'s statements queued to go out together, then sends them and waits for
+    /// their answers. Only for a body whose caller runs it again, every statement awaited, when it fails
+    /// (`WriteBatcher.write`'s one-savepoint run): a queued statement's error is thrown by a later statement or by the
+    /// wait here, not by the call that queued it. Saves PostgreSQL's writer a round trip per create of a group.
     func answeringLater<T>(_ body: () throws -> T) throws -> T {
         let before = writeState.answersLater
         writeState.answersLater = true

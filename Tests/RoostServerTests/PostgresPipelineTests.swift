@@ -128,6 +128,25 @@ import Testing
         #expect(rows == [[.integer(1)], [.integer(2)], [.integer(30)]], "\(rows)")
     }
 
+    /// A new statement in an aborted transaction, with the statement cache full: it fails, and the statement it would
+    /// have evicted stays counted, as the session still holds it (its DEALLOCATE failed too). The session then never
+    /// holds more than `preparedLimit` (before, one more for good per such failure).
+    @Test func aFullStatementCacheInAFailedTransactionLeaksNoStatement() throws {
+        let db = try PostgresConnection(url: url)
+        for n in 0..<PostgresConnection.preparedLimit { _ = try db.query("SELECT \(n) AS n") }
+        var divisionFailed = false
+        #expect(throws: PostgresError.self) {
+            try db.transaction { db in
+                do { _ = try db.query("SELECT 1 / 0 AS n") } catch is PostgresError { divisionFailed = true }  // Now aborted.
+                _ = try db.query("SELECT 'needs room' AS n")
+            }
+        }
+        #expect(divisionFailed)
+        for n in 0..<10 { _ = try db.query("SELECT \(n) + 1000 AS n") }
+        let held = try db.query("SELECT count(*) AS n FROM pg_prepared_statements").rows[0].int("n")
+        #expect(held == PostgresConnection.preparedLimit)
+    }
+
     /// A statement sent ahead by name (`sendPreparedWithNext`, the LiveQuery log's) is prepared once, takes a NULL
     /// and a number alike, and is committed even when nothing else in its transaction went out before the COMMIT.
     @Test func aStatementSentAheadByNameIsPreparedOnceAndCommitted() throws {

@@ -135,7 +135,7 @@ public final class PostgresConnection {
             prepared[key]?.lastUse = useCounter
             name = statement.name
         } else {
-            makeRoomForStatement()
+            try makeRoomForStatement()
             nextStatementNumber += 1
             name = "roost_\(nextStatementNumber)"
         }
@@ -152,11 +152,18 @@ public final class PostgresConnection {
         return try lastResult(of: answers)
     }
 
-    /// Lets the least recently used prepared statement go when the connection keeps `preparedLimit`.
-    private func makeRoomForStatement() {
+    /// Lets the least recently used prepared statement go when the connection keeps `preparedLimit`; forgotten only
+    /// once the server let it go (in an aborted transaction it cannot: the session would keep a statement the
+    /// connection no longer counts, for good).
+    /// - Throws: the DEALLOCATE's error (the statement that needed the room would fail there too).
+    private func makeRoomForStatement() throws {
         guard prepared.count >= Self.preparedLimit, let oldest = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) else { return }
+        do {
+            try execute("DEALLOCATE " + oldest.value.name)
+        } catch let error as PostgresError where error.sqlState == .invalidSQLStatementName {
+            // Gone already (the session lost its statements: DISCARD ALL): nothing held.
+        }
         prepared[oldest.key] = nil
-        _ = try? execute("DEALLOCATE " + oldest.value.name)
     }
 
     /// Forgets every prepared statement this connection keeps (after the session lost them, or a table changed shape).
@@ -191,7 +198,7 @@ public final class PostgresConnection {
             prepared[key]?.lastUse = useCounter
             return statement.name
         }
-        makeRoomForStatement()
+        try makeRoomForStatement()
         try sendWaitingStatements()
         nextStatementNumber += 1
         let name = "roost_\(nextStatementNumber)"

@@ -19,8 +19,9 @@ serve: release
 # (aiosmtpd, installed from PyPI into .build/smtp-venv) and fill in the password reset form in headless Chromium.
 # Then the attack suite, small.
 # Suites that check how long things take run afterwards, one at a time, away from the other suites' load (LocalStateTests:
-# eight SDK processes at once under a time limit, which the parallel pass's load stretched past it).
-TIMED_SUITES = LocalStateTests|HostileConnectionTests|BodyBudgetTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests|PostgresNotificationTests|AutoIndexTests|ParseLiveQuerySpecTests|LiveQueryTextIndexTests|PostgresRowStreamingTests|LiveQuerySessionTests|PostgresSchemaTests|PostgresNodesTests|MultiNodeTests|FileMemoryTests
+# eight SDK processes at once under a time limit, which the parallel pass's load stretched past it; the PostgreSQL contention
+# tests: transactions failing each other, which that load stretched past their attempts).
+TIMED_SUITES = LocalStateTests|PostgresContentionTests|PostgresRowCountTests/countsStayExactWithTwoNodesAndCompactionsRacingTheWrites|HostileConnectionTests|BodyBudgetTests|QueryTimeoutTests|PasswordWorkTests|DeliveryRuleTests|QueryErrorTests|GroupedWriteTests|MemoryBoundTests|LiveQueryTimedTests|LiveQueryTests|LiveQueryAccessTests|LiveSubscriptionResumeTests|LiveExampleTests|LiveQueryCapacityTests|AccountExpiryTests|MailDeliveryTests|LiveQueryTLSTests|WALBoundTests|HostileRequestTests|HostileNetworkTests|AccountMailLimitTests|PostgresNotificationTests|AutoIndexTests|ParseLiveQuerySpecTests|LiveQueryTextIndexTests|PostgresRowStreamingTests|LiveQuerySessionTests|PostgresSchemaTests|PostgresNodesTests|MultiNodeTests|FileMemoryTests
 
 # The suites run inside a throwaway PostgreSQL cluster (scripts/postgres-cluster.sh run: ROOST_TEST_POSTGRES_URL is set
 # for them, and the cluster is stopped and deleted afterwards, also when a suite fails).

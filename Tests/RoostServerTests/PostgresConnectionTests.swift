@@ -179,37 +179,6 @@ import Testing
         }
     }
 
-    /// Eight connections incrementing one counter, each holding its read for a millisecond before it writes: every
-    /// commit fails the others' attempts at once. Retried at once, the same eight collided again and again (checked:
-    /// without the backoff, transactions used all 20 of the engine's attempts and failed); spread out, all commit.
-    @Test func contendingTransactionsBackOffUntilEveryOneCommits() throws {
-        try withTable("id int8 PRIMARY KEY, n int8") { db in
-            try db.query("INSERT INTO \(table) VALUES (1, 0)")
-            let failures = PostgresLocked<[String]>([])
-            let finished = DispatchSemaphore(value: 0)
-            for _ in 0..<8 {
-                Thread { [url, table] in
-                    defer { finished.signal() }
-                    do {
-                        let connection = try PostgresConnection(url: url)
-                        for _ in 0..<10 {
-                            try connection.transaction(.serializable, attempts: PostgresEngine.writeAttempts) { tx in
-                                let n = try tx.query("SELECT n FROM \(table) WHERE id = 1")[0].int("n") ?? -1
-                                usleep(1_000)
-                                try tx.query("UPDATE \(table) SET n = $1 WHERE id = 1", [.int(Int64(n + 1))])
-                            }
-                        }
-                    } catch {
-                        failures.update { $0.append("\(error)") }
-                    }
-                }.start()
-            }
-            for _ in 0..<8 { finished.wait() }
-            #expect(failures.get().isEmpty, "\(failures.get())")
-            #expect(try db.query("SELECT n FROM \(table)")[0].int(0) == 80)
-        }
-    }
-
     @Test func retryDelaysGrowWithEachFailureUpToTheirCap() {
         for (failures, ceiling) in [(1, 250), (2, 500), (5, 4_000), (8, 25_000), (20, 25_000), (1_000, 25_000)] {
             let delays = (0..<200).map { _ in PostgresConnection.retryDelay(afterFailures: failures) }

@@ -53,7 +53,7 @@ extension PostgresConnection {
     /// Microseconds to wait before the attempt after `failures` failed ones: at random up to 250 µs, doubling with
     /// each failure, to at most 25 ms ("full jitter"). Retried at once, the transactions that failed each other
     /// start together again: eight connections incrementing one counter used up 20 attempts within 0.2 s
-    /// (`PostgresConnectionTests.contendingTransactionsBackOffUntilEveryOneCommits`); a write group of two nodes
+    /// (`PostgresContentionTests.contendingTransactionsBackOffUntilEveryOneCommits`); a write group of two nodes
     /// racing under heavy load did too, answered 500. At most 0.33 s in all over the engine's 20 attempts.
     static func retryDelay(afterFailures failures: Int) -> UInt32 {
         let ceiling = min(250 << min(max(failures, 1) - 1, 16), 25_000)

@@ -65,8 +65,9 @@ import Testing
         #expect(declared.status == 200, "\(declared.text)")
         let db = try database.connect()
         let table = "c\(try #require(try SchemaStore.load("Thing", in: db)).id)"
-        // An index-only scan skips the table only for pages VACUUM marked all-visible, which it does not while an open
-        // transaction (another test's, on a loaded machine) may not see their rows yet: without the marks the planner
+        // An index-only scan skips the table only for pages VACUUM marked all-visible, which it does not while a
+        // transaction open in this database (the server's own background work, slowed on a loaded machine) may not see
+        // their rows yet; another database's does not hold it back (checked with psql). Without the marks the planner
         // rightly reads the table (a CI run under load). So VACUUM again until every page is marked.
         let deadline = Date().addingTimeInterval(60)
         while true {

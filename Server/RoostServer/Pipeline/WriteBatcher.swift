@@ -168,30 +168,3 @@ final class WriteBatcher: @unchecked Sendable {
         }
     }
 }
-
-/// Lets the writers run their groups side by side, or one group alone (nothing else of this node's writers runs
-/// meanwhile); a writer waiting to run alone goes before groups that come after it.
-private final class WriterGate: @unchecked Sendable {  // Its counts only under `condition`.
-    private let condition = NSCondition()
-    private var running = 0, waitingAlone = 0, isAlone = false
-
-    func together<T>(_ body: () throws -> T) rethrows -> T {
-        condition.withLock {
-            while isAlone || waitingAlone > 0 { condition.wait() }
-            running += 1
-        }
-        defer { condition.withLock { running -= 1; condition.broadcast() } }
-        return try body()
-    }
-
-    func alone<T>(_ body: () throws -> T) rethrows -> T {
-        condition.withLock {
-            waitingAlone += 1
-            while isAlone || running > 0 { condition.wait() }
-            waitingAlone -= 1
-            isAlone = true
-        }
-        defer { condition.withLock { isAlone = false; condition.broadcast() } }
-        return try body()
-    }
-}

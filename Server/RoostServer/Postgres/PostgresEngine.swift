@@ -30,6 +30,8 @@ final class PostgresEngine: StorageEngine {
     var concurrentWrites: Int { 2 }
     /// How many times a write runs before its serialization failure reaches the client (as a 500 with code 1).
     static let writeAttempts = 20
+    /// This node's write transactions take turns through it once one has failed a few times (see `transaction`).
+    private let turns = WriterGate()
 
     /// Connects, and brings the database's tables up to date (`PostgresSchema`, safe when nodes start together).
     /// - Parameter invalidate: drops what another node's committed write changed of this node's caches.
@@ -51,7 +53,7 @@ final class PostgresEngine: StorageEngine {
             let state = connection.writeState
             state.changeRecorder = records.map { ChangeRecorder(head: 0, logs: true, records: $0, numbersAtCommit: true) }
             do {
-                return try connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
+                return try connection.transaction(.serializable, attempts: Self.writeAttempts, statementTimeout: nil, takingTurnsIn: turns) { connection in
                     // Another connection or node may have changed a schema since this one last wrote.
                     state.schemaCache.removeAll()
                     state.objectChanges.removeAll()
@@ -78,7 +80,7 @@ final class PostgresEngine: StorageEngine {
                 state.rowCountChanges.removeAll()
                 countRowsSent = 0
                 if !kept.isEmpty {
-                    _ = try? connection.transaction(.serializable, attempts: Self.writeAttempts) { connection in
+                    _ = try? connection.transaction(.serializable, attempts: Self.writeAttempts, statementTimeout: nil, takingTurnsIn: turns) { connection in
                         state.schemaCache.removeAll()  // It may hold schemas of the transaction that rolled back.
                         state.rowCountChanges.removeAll()  // Each attempt counts its own.
                         for write in kept { try write(connection) }

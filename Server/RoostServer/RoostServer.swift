@@ -232,6 +232,10 @@ public final class RoostServer: @unchecked Sendable {
         let isLogin = method == "POST" && segments == ["login"]
         // Nor on GET /sessions/me, which looks the token up itself (expired sessions too): `SessionRoutes`.
         let isSessionMe = method == "GET" && segments == ["sessions", "me"]
+        // A token without `r:` sent to upgrade is a legacy one to Parse, looked up among those (roost has none).
+        if segments == ["upgradeToRevocableSession"], let token = credentials.sessionToken, !token.hasPrefix("r:") {
+            throw ParseError(.invalidSessionToken, "invalid legacy session token")
+        }
         let user = isLogin || isSessionMe ? nil : try credentials.sessionToken.map { try authenticate($0) }
         var context = RequestContext(
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,

@@ -113,6 +113,11 @@ import Testing
         #expect(upgraded.json["objectId"] == nil)  // As Parse's reply.
         #expect(try await api.me(token).json["username"] == "alice")
         expectError(try await api.send("POST", "/upgradeToRevocableSession"), 101, "invalid session")
+        // spec: RevocableSessionsUpgrade.spec.js: should not upgrade bad legacy session token
+        let legacy = try await api.send("POST", "/upgradeToRevocableSession", token: "badSessionToken")
+        #expect(legacy.status == 400)
+        expectError(legacy, 209, "invalid legacy session token")
+        expectError(try await api.send("POST", "/upgradeToRevocableSession", token: "r:unknown"), 209, "Invalid session token")
         api.expectNeverShown(["pw-alice-upgrade"])
     }
 }

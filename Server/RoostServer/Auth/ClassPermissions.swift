@@ -87,9 +87,17 @@ enum ClassPermissions {
         return result
     }
 
-    /// Fields hidden from this caller by `protectedFields`: the intersection of every entry that applies.
+    /// Fields hidden from this caller by `protectedFields`: the intersection of every entry that applies. On `_User`
+    /// the `*` entry holds `email` too, as Parse Server's default `protectedFields` option (`{_User: {'*': ['email']}}`)
+    /// adds it to the class's own: another entry that applies (`role:Admin: []`) can show it.
     static func protectedFields(_ schema: ClassSchema, context: RequestContext) -> Set<String> {
-        guard !context.isMaster, let entries = schema.classLevelPermissions?["protectedFields"]?.objectValue else { return [] }
+        guard !context.isMaster else { return [] }
+        var entries = schema.classLevelPermissions?["protectedFields"]?.objectValue
+        if schema.className == UserStore.className {
+            let everyone = (entries?["*"]?.arrayValue ?? []).filter { $0 != "email" } + ["email"]
+            entries = (entries ?? [:]).merging(["*": .array(everyone)]) { $1 }
+        }
+        guard let entries else { return [] }
         var applicable = ["*"] + (context.aclSubjects ?? [])
         if context.user != nil { applicable.append("authenticated") }
         let sets = applicable.compactMap { entries[$0]?.arrayValue }.map { Set($0.compactMap(\.stringValue)) }

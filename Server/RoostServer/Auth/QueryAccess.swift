@@ -48,17 +48,14 @@ struct QueryAccess {
         }
     }
 
-    /// The fields of `schema` the caller may not query: its protected fields and, on `_User`, other
-    /// users' `email` and everyone's `authData` (the master key excepted). As Parse, a query pinned to
-    /// the caller's own objectId is not held to protected fields; `authData` stays out of reach.
+    /// The fields of `schema` the caller may not query: its protected fields (on `_User` other users' `email`
+    /// among them, unless an entry shows it) and, on `_User`, everyone's `authData` (the master key excepted). As
+    /// Parse, a query pinned to the caller's own objectId is not held to protected fields; `authData` stays out of reach.
     func unqueryableFields(_ schema: ClassSchema, constraint: QueryConstraint) -> Set<String> {
         guard !context.isMaster else { return [] }
         let isOwnObject = context.user.map { constraint.pinsObjectId(to: $0.id) } ?? false
         var hidden = isOwnObject ? [] : ClassPermissions.protectedFields(schema, context: context)
-        if schema.className == UserStore.className {
-            if !isOwnObject { hidden.formUnion(UserStore.privateFields) }
-            hidden.insert("authData")
-        }
+        if schema.className == UserStore.className { hidden.insert(UserStore.authDataField) }
         return hidden
     }
 

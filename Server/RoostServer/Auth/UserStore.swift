@@ -87,10 +87,13 @@ enum UserStore {
         try db.execute("DELETE FROM _password WHERE userId = ?", [.text(userId)])
     }
 
-    /// A user as `viewer` may see it: others never see `email` or `authData` (Parse's protected fields).
-    /// Fields only the user and the master key see.
-    static let privateFields: Set<String> = ["email", "authData"]
+    /// What only the user and the master key see, whatever the class's `protectedFields` say (Parse's
+    /// `filterSensitiveData`); `email` is in the `*` entry of `_User`'s protected fields (`ClassPermissions`).
+    static let authDataField = "authData"
+    /// The fields `wireJSON` shows the user and the master key only.
+    static let privateFields: Set<String> = ["email", authDataField]
 
+    /// A user as `viewer` may see it: others never see `email` or `authData`.
     static func wireJSON(_ user: StoredObject, viewerId: String?, isMaster: Bool, sessionToken: String? = nil) -> JSON {
         let isSelf = isMaster || viewerId == user.objectId
         var json = user.wireJSON(excluding: isSelf ? [] : privateFields)

@@ -190,12 +190,13 @@ enum ClassRoutes {
         return APIResponse(body: .object(body))
     }
 
-    /// The fields of one object the caller may not see: the class's protected fields and, on `_User`, other
-    /// users' email and authData. A user's own `_User` row shows everything (as Parse's `filterSensitiveData`).
+    /// The fields of one object the caller may not see: the class's protected fields (on `_User` other users'
+    /// `email` among them, unless an entry shows it) and other users' `authData`. A user's own `_User` row shows
+    /// everything (as Parse's `filterSensitiveData`).
     static func hiddenKeys(of objectId: String, className: String, protected: Set<String>, context: RequestContext) -> Set<String> {
         guard className == UserStore.className else { return protected }
         if context.user?.id == objectId { return [] }
-        return context.isMaster ? protected : protected.union(UserStore.privateFields)
+        return context.isMaster ? protected : protected.union([UserStore.authDataField])
     }
 
     static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext,

@@ -106,7 +106,7 @@ struct LiveQueryMatcher {
         var hidden = (try? storage.read { db in try Self.schema(of: subscription.className, in: db) })
             .flatMap { $0 }.map { ClassPermissions.protectedFields($0, context: context) } ?? []
         if subscription.className == UserStore.className, !isMaster, subscription.user?.id != object.objectId {
-            hidden.formUnion(UserStore.privateFields)  // Others' `email` and `authData`, as REST reads hide them.
+            hidden.insert(UserStore.authDataField)  // Others' `authData`, as REST reads hide it (`email` is protected).
         }
         var shown = object
         if identityOnly {

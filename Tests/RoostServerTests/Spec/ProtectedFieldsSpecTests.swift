@@ -252,4 +252,57 @@ import Testing
             }
         }
     }
+
+    // spec: UserPII.spec.js: privileged user should be able to get user PII via API with object
+    // spec: UserPII.spec.js: privileged user should be able to get user PII via API with Find
+    // spec: UserPII.spec.js: privileged user should be able to get user PII via API with Get
+    // spec: UserPII.spec.js: privileged user should get user PII via REST by ID
+    /// Parse Server's default `protectedFields` option (`{_User: {'*': ['email']}}`) joins `_User`'s own `*` entry,
+    /// so another entry that applies to the caller can show `email` (the entries' intersection); `authData` stays
+    /// the user's own whatever the entries say.
+    @Test func usersEmailIsShownWhereAnEntryForTheCallerShowsIt() async throws {
+        let api = try RecordingServer()
+        let user = try await api.signUp("tester", "pw-pii", ["email": "tester@example.com", "zip": "10001", "ssn": "999-99-9999",
+                                                             "ACL": ["*": ["read": true]]])
+        let admin = try await api.signUp("administrator", "pw-admin")
+        let other = try await api.signUp("someone", "pw-other")
+        _ = try await role(api, "Administrator", users: [admin])
+        func protectUsers(_ fields: JSON) async throws {  // Sign-up (`create`) stays open, unlike with `protect`.
+            let everyone: JSON = ["*": true]
+            let permissions: JSON = ["get": everyone, "find": everyone, "create": everyone, "protectedFields": fields]
+            #expect(try await api.send("PUT", "/schemas/_User", json: ["classLevelPermissions": permissions], master: true).status == 200)
+        }
+        try await protectUsers(["*": ["ssn", "zip"], "role:Administrator": []])
+
+        /// The fields among email, zip and ssn that `token`'s caller sees of the user, by get, by `/users` and by find.
+        func seen(_ token: String?) async throws -> [Set<String>] {
+            let filter = "{\"objectId\":\"\(user.id)\"}".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let objects = [
+                try await api.send("GET", "/classes/_User/\(user.id)", token: token).json,
+                try await api.send("GET", "/users/\(user.id)", token: token).json,
+                try await api.send("GET", "/classes/_User?where=\(filter)", token: token).json["results"]?.arrayValue?.first ?? .null,
+            ]
+            return objects.map { object in Set(["email", "zip", "ssn"].filter { object[$0] != nil }) }
+        }
+        func expectSeen(_ token: String?, _ fields: Set<String>, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let seen = try await seen(token)
+            #expect(seen == [fields, fields, fields], "get, /users, find", sourceLocation: sourceLocation)
+        }
+        try await expectSeen(admin.token, ["email", "zip", "ssn"])
+        try await expectSeen(other.token, [])
+        try await expectSeen(nil, [])
+        try await expectSeen(user.token, ["email", "zip", "ssn"])
+
+        // Shown to every logged-in user, never to the public; another user's `authData` to no one.
+        try await protectUsers(["*": [], "authenticated": []])
+        try await expectSeen(other.token, ["email", "zip", "ssn"])
+        try await expectSeen(nil, ["zip", "ssn"])
+        let anonymous = try await api.send("POST", "/users", json: ["authData": ["anonymous": ["id": .string(UUID().uuidString)]],
+                                                                     "ACL": ["*": ["read": true]]])
+        let anonymousId = try #require(anonymous.json["objectId"]?.stringValue)
+        let fetched = try await api.send("GET", "/classes/_User/\(anonymousId)", token: other.token)
+        #expect(fetched.status == 200 && fetched.json["authData"] == nil, "\(fetched.text)")
+        expectError(try await api.send("GET", "/classes/_User?where=%7B%22authData.anonymous.id%22%3A%22x%22%7D", token: other.token), 119)
+        api.expectNeverShown(["pw-pii", "pw-admin", "pw-other"])
+    }
 }

@@ -222,6 +222,7 @@ public final class RoostServer: @unchecked Sendable {
                 method = override.uppercased()
             }
             if credentials.applicationId != config.applicationId { credentials.adopt(from: &members) }
+            members["_noBody"] = nil  // A client's marker of an empty body, which Parse drops from every request.
             body = .object(members)
         }
         if method == "GET", case .object(let members)? = body, members.isEmpty { body = nil }
@@ -350,6 +351,9 @@ public final class RoostServer: @unchecked Sendable {
     func dispatch(_ request: APIRequest, _ context: RequestContext) throws -> APIResponse {
         guard let (handler, parameters) = router.match(method: request.method, segments: request.segments) else {
             throw APIError.routeNotFound(method: request.method, path: "/" + request.segments.joined(separator: "/"))
+        }
+        if let body = request.body, KeywordDenylist.scans(method: request.method, segments: request.segments) {
+            try KeywordDenylist.check(body)
         }
         return try handler(request, context, parameters)
     }

@@ -87,6 +87,9 @@ import Testing
         #expect(top.json == ["results": [["name": "cid"]]])
         #expect(try await server.request("GET", "/aggregate/Player", query: ["distinct": "team"]).status == 403)
         #expect(try await server.request("GET", "/aggregate/Player", master: true, query: ["group": "{}"]).json["code"] == 102)
+        // `comment`, like `hint` and `explain`, is an option Parse hands to the database, not a stage.
+        let commented = try await server.request("GET", "/aggregate/Player", master: true, query: ["distinct": "team", "comment": "Hello"])
+        #expect(commented.json == distinct.json, "\(commented.text)")
         #expect(try await server.request("GET", "/aggregate/Nothing", master: true, query: ["distinct": "a"]).json == ["results": []])
     }
 }

@@ -302,4 +302,31 @@ import Testing
         #expect(seen.json["authData"] == nil)
         #expect(seen.json["nickname"] == "kit")
     }
+
+    // spec: AuthenticationAdapters.spec.js: should fail to link if session token don't match user
+    /// Auth data sent with a session (Parse's `RestWrite.handleAuthData`): another user's id is refused, the caller's
+    /// own logs in without a new session, a new id makes a user without one; with no session, the id logs in as always.
+    @Test func authDataWithASessionStartsNoSessionAndTakesNoOtherUser() async throws {
+        let api = try RecordingServer()
+        let taken = newAnonymousId()
+        let owner = try await api.anonymous(taken)
+        let ownerId = try #require(owner.json["objectId"]?.stringValue)
+        let ownerToken = try #require(owner.json["sessionToken"]?.stringValue)
+        let bob = try await api.signUp("bob", "pw-bob-linked")
+        let session = ["X-Parse-Session-Token": bob.token]
+        expectError(try await api.anonymous(taken, headers: session), 208, "this auth is already used")
+
+        let own = try await api.anonymous(taken, headers: ["X-Parse-Session-Token": ownerToken])
+        #expect(own.status == 200 && own.json["objectId"] == .string(ownerId), "\(own.text)")
+        #expect(own.json["sessionToken"] == nil && own.json["authData"] != nil)
+
+        let fresh = try await api.anonymous(newAnonymousId(), headers: session)
+        #expect(fresh.status == 201, "\(fresh.text)")
+        #expect(fresh.json.objectValue?.keys.sorted() == ["createdAt", "objectId", "username"])
+        #expect(try await api.me(bob.token).json["objectId"] == .string(bob.id))  // Bob stays who he was.
+
+        let again = try await api.anonymous(taken)
+        #expect(again.status == 200 && again.json["objectId"] == .string(ownerId) && again.json["sessionToken"] != nil)
+        api.expectNeverShown(["pw-bob-linked"])
+    }
 }

@@ -4,6 +4,8 @@ import RoostCore
 /// From an anonymous user's session, a username and password convert that user instead.
 enum SignUp {
     static func handle(_ body: [String: JSON], context: RequestContext) throws -> APIResponse {
+        // Parse's `ClassesRouter.handleCreate`, before anything else: a user named like a role would be one in ACLs.
+        if case .string(let id)? = body["objectId"], id.hasPrefix("role:") { throw ParseError(.operationForbidden, "Invalid object ID.") }
         // Parse checks these first (`RestWrite.validateAuthData`), before the email's format and the rest.
         if body["authData"] == nil || body["authData"] == .null {
             guard case .string(let username)? = body["username"], !username.isEmpty else {
@@ -57,7 +59,9 @@ enum SignUp {
         return failing
     }
 
-    /// New anonymous id: 201 with a generated username. Known id: a log-in, 200 with the whole user.
+    /// New anonymous id: 201 with a generated username. Known id: a log-in, 200 with the whole user. With a session
+    /// (Parse's `RestWrite.handleAuthData`): another user's id is refused (208), and no new session is started, so the
+    /// answers hold no `sessionToken` (`createSessionTokenIfNeeded` returns early when a user sends auth data).
     private static func anonymous(_ anonymousId: String, _ credentials: UserWriter.Credentials,
                                   context: RequestContext) throws -> APIResponse {
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
@@ -68,7 +72,11 @@ enum SignUp {
             // does: the id signs up a new user.
             let lockedOut = existing.map { !context.isMaster && $0.acl == .object([:]) } ?? false
             if let existing, !lockedOut {
-                let token = try UserWriter.startSession(for: existing.objectId, action: "login", provider: "anonymous", context: context, in: db)
+                if let caller = context.user, caller.id != existing.objectId {
+                    throw ParseError(.accountAlreadyLinked, "this auth is already used")
+                }
+                let token = context.user != nil ? nil
+                    : try UserWriter.startSession(for: existing.objectId, action: "login", provider: "anonymous", context: context, in: db)
                 let body = UserStore.wireJSON(existing, viewerId: existing.objectId, isMaster: false, sessionToken: token)
                 return APIResponse(status: 200, body: body, headers: [location(existing.objectId, context)])
             }
@@ -78,12 +86,13 @@ enum SignUp {
             if lockedOut { checked.anonymousId = nil }  // Its id is taken by the locked-out user only.
             try UserWriter.checkUnique(checked, userId: nil, schema: schema, in: db)
             let user = try insert(generated, changes, schema: schema, context: context, in: db)
-            let token = try UserWriter.startSession(for: user.objectId, action: "login", provider: "anonymous", context: context, in: db)
-            return APIResponse(
-                status: 201,
-                body: ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso),
-                       "username": .string(generated.username!), "sessionToken": .string(token)],
-                headers: [location(user.objectId, context)])
+            var body: [String: JSON] = ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso),
+                                        "username": .string(generated.username!)]
+            if context.user == nil {
+                body["sessionToken"] = .string(
+                    try UserWriter.startSession(for: user.objectId, action: "login", provider: "anonymous", context: context, in: db))
+            }
+            return APIResponse(status: 201, body: .object(body), headers: [location(user.objectId, context)])
         }
     }
 

@@ -13,7 +13,7 @@ enum AggregateRoutes {
     }
 
     /// Parameters that are options, not stages.
-    private static let optionNames: Set<String> = ["distinct", "where", "pipeline", "hint", "explain", "readPreference",
+    private static let optionNames: Set<String> = ["distinct", "where", "pipeline", "hint", "explain", "comment", "readPreference",
                                                    "includeReadPreference", "subqueryReadPreference", "rawValues", "rawFieldNames"]
     /// Stage parameters lose their written order in a URL's dictionary; they run in this one.
     private static let stageOrder = ["$match", "$unwind", "$group", "$sort", "$skip", "$limit", "$project", "$count"]

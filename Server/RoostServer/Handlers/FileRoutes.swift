@@ -27,6 +27,7 @@ extension RoostServer {
         var credentials = Credentials(headers: request.headers)
         var bytes = request.spooledBody.map { UploadBytes.spooled($0) } ?? .memory(request.body)
         var contentType = request.headers["content-type"]
+        var fileData: JSON?  // The JS SDK's metadata and tags, which roost does not keep (Parse's S3 adapter does).
         // Keys in the body (the JS SDK's form, below) only when the headers have none: then a spooled body is read.
         if credentials.applicationId != config.applicationId,
             case .object(var members)? = try? JSONParser.parse(request.spooledBody.map { try $0.read(0, $0.count) } ?? request.body),
@@ -34,6 +35,7 @@ extension RoostServer {
             // The JS SDK form: a JSON body with the keys, the type and the file as base64.
             credentials.adopt(from: &members)
             contentType = members["_ContentType"]?.stringValue
+            fileData = members["fileData"]
             guard let base64 = members["base64"]?.stringValue, let decoded = Base64.decode(base64) else {
                 throw ParseError(.fileSaveError, "Invalid file upload.")
             }
@@ -48,6 +50,7 @@ extension RoostServer {
         guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
         guard FileStore.isValidName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
         guard !bytes.isEmpty else { throw ParseError(.fileSaveError, "Invalid file upload.") }
+        for part in ["metadata", "tags"] { if let data = fileData?[part] { try KeywordDenylist.check(data) } }
         let storedName = FileStore.name(name, withExtensionFor: contentType)
         if !isMaster { try fileExtensions.check(name: name, contentType: contentType, storedName: storedName) }
         let stored = try files.save(bytes, name: storedName)

@@ -111,6 +111,9 @@ import Testing
         let newToken = try #require(converted.json["sessionToken"]?.stringValue)
         #expect(isSessionToken(newToken))
         #expect(newToken != anonymousToken)
+        // As Parse's `createSessionToken`: a log-in with the provider the body's authData names.
+        let converting = try await api.send("GET", "/sessions/me", token: newToken)
+        #expect(converting.json["createdWith"] == ["action": "login", "authProvider": "anonymous"])
 
         // Old sessions are gone; the new one is the same user, no longer anonymous.
         expectError(try await api.me(anonymousToken), 209)
@@ -235,6 +238,8 @@ import Testing
         let renamed = try await api.send("PUT", "/users/\(id)", json: ["username": "gina", "password": "pw-gina"], token: token)
         #expect(renamed.status == 200)
         let newToken = try #require(renamed.json["sessionToken"]?.stringValue)
+        let session = try await api.send("GET", "/sessions/me", token: newToken)
+        #expect(session.json["createdWith"] == ["action": "signup", "authProvider": "password"])  // No authData sent.
         let me = try await api.me(newToken)
         #expect(me.json["username"] == "gina")
         #expect(me.json["authData"] == ["anonymous": ["id": .string(anonymousId)]])
@@ -262,6 +267,8 @@ import Testing
         #expect(isSessionToken(newToken))
         #expect(signUp.headers["location"] == "http://127.0.0.1:\(api.server.port)/parse/users/\(id)")
 
+        let converted = try await api.send("GET", "/sessions/me", token: newToken)
+        #expect(converted.json["createdWith"] == ["action": "signup", "authProvider": "password"])  // As a sign-up's.
         let me = try await api.me(newToken)
         #expect(me.json["objectId"] == .string(id))
         #expect(me.json["username"] == "hank")

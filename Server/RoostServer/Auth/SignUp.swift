@@ -25,7 +25,7 @@ enum SignUp {
             // Sign-up from an anonymous session converts that user, answered as a sign-up.
             var conversion = body
             conversion["authData"] = ["anonymous": nil]
-            let update = try UserUpdate.handle(caller.id, body: conversion, context: context)
+            let update = try UserUpdate.handle(caller.id, body: conversion, context: context, signingUp: true)
             let reply: JSON = ["objectId": .string(caller.id), "createdAt": .string(anonymous.createdAt.iso),
                                "sessionToken": update.body["sessionToken"] ?? .null]
             return APIResponse(status: 201, body: reply, headers: [location(caller.id, context)])

@@ -8,7 +8,9 @@ import RoostCore
 /// `username`, `password` and `"authData": {"anonymous": null}`; the account keeps its objectId
 /// and everything it owns. A taken username or email (202/203) changes nothing.
 enum UserUpdate {
-    static func handle(_ userId: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
+    /// - Parameter signingUp: a sign-up that converts an anonymous user (`SignUp`): its new session is created with
+    ///   `signup`, as a sign-up's.
+    static func handle(_ userId: String, body: [String: JSON], context: RequestContext, signingUp: Bool = false) throws -> APIResponse {
         try checkSession(context, refusal: "Cannot modify user \(userId).")
         let credentials = try UserWriter.credentials(from: body, context: context)
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: false)
@@ -18,6 +20,9 @@ enum UserUpdate {
         // A new password or email ends the reset links mailed before (Parse's `deleteEmailResetTokenIfNeeded`).
         let endsResetLinks = credentials.password != nil || body["email"] != nil
         let verifiesEmail = EmailVerification.applies(toEmail: credentials.email, context: context)
+        // The new session's `createdWith`, as Parse's `createSessionToken`: a log-in with the providers the body's
+        // `authData` names (unlinking one too), else a sign-up with a password.
+        let providers = signingUp ? "" : (body["authData"]?.objectValue?.keys.sorted().joined(separator: ",") ?? "")
         return try context.write { db in
             let schema = try UserStore.schema(in: db)
             var user = try writableUser(userId, for: .update, from: schema, context: context, in: db)
@@ -40,7 +45,8 @@ enum UserUpdate {
                 try SessionStore.deleteAll(userId: userId, in: db)
                 if !context.isMaster, context.user?.id == userId {  // Another writer does not get the user's session.
                     reply["sessionToken"] = .string(
-                        try UserWriter.startSession(for: userId, action: "login", provider: "password", context: context, in: db))
+                        try UserWriter.startSession(for: userId, action: providers.isEmpty ? "signup" : "login",
+                                                    provider: providers.isEmpty ? "password" : providers, context: context, in: db))
                 }
             }
             return APIResponse(body: .object(reply))

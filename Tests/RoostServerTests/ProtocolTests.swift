@@ -46,6 +46,12 @@ import Testing
         let wrongApp = try await sdkCall(server, "/classes/Game", ["_method": "GET", "_ApplicationId": "other"])
         #expect(wrongApp.status == 403)
         #expect(wrongApp.json == ["error": "unauthorized"])
+        // The body's id beside a master key header: taken only when that key is right (Parse's `handleParseHeaders`).
+        for (key, status) in [("wrong", 403), (TestServer.masterKey, 200)] {
+            let beside = try await server.request("POST", "/classes/Game", json: ["_method": "GET", "_ApplicationId": app],
+                                                  headers: ["Content-Type": "text/plain", "X-Parse-Master-Key": key], appId: false)
+            #expect(beside.status == status, "\(key): \(beside.text)")
+        }
         let deleted = try await sdkCall(server, "/classes/Game/\(id)", ["_method": "DELETE", "_ApplicationId": app])
         #expect(deleted.status == 200)
         #expect(deleted.json == [:])

@@ -4,6 +4,9 @@ import RoostCore
 struct Credentials {
     var applicationId: String?
     var masterKey: String?
+    /// The headers' master key when the application id came from the body: Parse takes the body's id only when that
+    /// key is absent or right (`handleParseHeaders`), and refuses the request otherwise.
+    private var headerMasterKeyBesideBodyId: String?
     var restAPIKey: String?
     var clientKey: String?
     var sessionToken: String?
@@ -36,6 +39,7 @@ struct Credentials {
 
     /// The JS SDK form: keys travel in the body, and are removed from it before routing.
     mutating func adopt(from body: inout [String: JSON]) {
+        headerMasterKeyBesideBodyId = masterKey
         applicationId = body.removeValue(forKey: "_ApplicationId")?.stringValue
         masterKey = body.removeValue(forKey: "_MasterKey")?.stringValue ?? masterKey
         sessionToken = body.removeValue(forKey: "_SessionToken")?.stringValue ?? sessionToken
@@ -65,6 +69,9 @@ struct Credentials {
             masterKey = basicAuth.masterKey ?? masterKey
         }
         guard let applicationId, SecureRandom.constantTimeEquals(applicationId, config.applicationId) else {
+            throw APIError.unauthorized
+        }
+        if let headerMasterKeyBesideBodyId, !SecureRandom.constantTimeEquals(headerMasterKeyBesideBodyId, config.masterKey) {
             throw APIError.unauthorized
         }
         let isMaster = masterKey.map { !config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey) } ?? false

@@ -331,6 +331,9 @@ import Testing
         #expect(fresh.status == 201, "\(fresh.text)")
         #expect(fresh.json.objectValue?.keys.sorted() == ["createdAt", "objectId", "username"])
         #expect(try await api.me(bob.token).json["objectId"] == .string(bob.id))  // Bob stays who he was.
+        // A provider's id alone is not a field an update may set, even with the master key.
+        expectError(try await api.send("PUT", "/users/\(ownerId)", json: ["authData.anonymous.id": "zzz"], master: true),
+                    105, "Invalid field name for update: authData.anonymous.id")
 
         let again = try await api.anonymous(taken)
         #expect(again.status == 200 && again.json["objectId"] == .string(ownerId) && again.json["sessionToken"] != nil)

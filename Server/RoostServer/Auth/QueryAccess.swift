@@ -66,7 +66,7 @@ struct QueryAccess {
         }
     }
 
-    /// `authData.<provider>.id`, which Parse never sorts by.
+    /// `authData.<provider>.id`, which Parse never sorts by, nor updates alone (`DatabaseController.update`).
     static func isAuthDataId(_ key: String) -> Bool {
         let parts = key.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 3 && parts[0] == "authData" && parts[2] == "id"

@@ -162,6 +162,9 @@ enum ObjectWriter {
                 if value != .null { changes.acl = try ACL.validate(value) }
                 continue
             default:
+                if !isCreate, QueryAccess.isAuthDataId(key) {  // Parse's `DatabaseController.update`, whatever the class.
+                    throw ParseError(.invalidKeyName, "Invalid field name for update: \(key)")
+                }
                 if !isCreate, let top = nestedFieldName(key) {
                     // `a.b` on an update changes a key inside Object field `a`, as Parse's `$set: {"a.b": …}`.
                     let (operation, _) = try FieldOperation.decode(value)

@@ -256,7 +256,7 @@ public final class RoostServer: @unchecked Sendable {
         }
         // Passwords are hashed and checked first, on a password worker: never inside a write (a batch's,
         // an idempotent request's), which would hold every other write meanwhile.
-        let passwordWork = PasswordPreparation.requests(in: apiRequest, mountPath: mount, batchLimit: config.maxBatchSize)
+        let passwordWork = PasswordPreparation.requests(in: apiRequest, mountPaths: config.batchMountPaths, batchLimit: config.maxBatchSize)
         if !passwordWork.isEmpty {
             guard let later else {
                 PasswordPreparation.prepare(passwordWork, context: context)
@@ -397,8 +397,9 @@ final class RequestCounter: Sendable {
 }
 
 extension RoostServer {
-    /// `http://<Host><mount>`, as Parse builds the base of `Location` headers and file URLs.
+    /// The public server URL when one is set, else `http://<Host><mount>`: as Parse's `Config.mount`, the base of
+    /// `Location` headers and file URLs.
     func publicURL(_ request: HTTPRequest) -> String {
-        "http://\(request.headers["host"] ?? "\(config.host):\(config.port)")\(config.mountPath)"
+        config.publicServerBase ?? "http://\(request.headers["host"] ?? "\(config.host):\(config.port)")\(config.mountPath)"
     }
 }

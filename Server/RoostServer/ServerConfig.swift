@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything the server is told at start-up (flags or `ROOST_*` environment variables).
 public struct ServerConfig: Sendable {
     public var host = "127.0.0.1"
@@ -90,4 +92,22 @@ public struct ServerConfig: Sendable {
     public var mail = MailSettings()
 
     public init() {}
+}
+
+extension ServerConfig {
+    /// The public server URL without a trailing slash, when one is set: the base of `Location` headers and file URLs
+    /// then, as Parse's `Config.mount` (clients behind a proxy reach the server through it).
+    var publicServerBase: String? {
+        guard var url = mail.publicServerURL, !url.isEmpty else { return nil }
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    /// The paths a batch item's `path` may start with: the mount, and the public server URL's path when that differs
+    /// (Parse's `makeBatchRoutingPathFunction`: an SDK builds item paths from the URL it was given).
+    var batchMountPaths: [String] {
+        guard let base = publicServerBase, var path = URLComponents(string: base)?.path else { return [mountPath] }
+        while path.hasSuffix("/") { path.removeLast() }
+        return path == mountPath ? [mountPath] : [mountPath, path]
+    }
 }

@@ -15,7 +15,7 @@ enum BatchRoute {
             guard items.count <= context.config.maxBatchSize else {
                 throw ParseError(.invalidJSON, "too many requests in one batch: \(items.count), at most \(context.config.maxBatchSize)")
             }
-            let subRequests = try items.map { try subRequest($0, mountPath: context.config.mountPath, router: routes) }
+            let subRequests = try items.map { try subRequest($0, mountPaths: context.config.batchMountPaths, router: routes) }
             // `after` webhooks wait for the batch's commit (or that of the idempotent request around it).
             if body["transaction"]?.boolValue == true {
                 return try context.write { db in
@@ -70,18 +70,18 @@ enum BatchRoute {
     }
 
     /// A sub-request. As in Parse, one unroutable item fails the whole batch before anything runs.
-    private static func subRequest(_ item: JSON, mountPath: String, router: Router) throws -> APIRequest {
-        let request = try describedRequest(item, mountPath: mountPath)
+    private static func subRequest(_ item: JSON, mountPaths: [String], router: Router) throws -> APIRequest {
+        let request = try describedRequest(item, mountPaths: mountPaths)
         guard router.match(method: request.method, segments: request.segments) != nil else {
             let rawPath = HTTPRequest.splitTarget(item["path"]?.stringValue ?? "").0
             // Parse names the path without its mount.
-            throw ParseError(.invalidJSON, "cannot route \(request.method) \(rawPath.dropFirst(mountPath.count))")
+            throw ParseError(.invalidJSON, "cannot route \(request.method) \(rawPath.dropFirst(mountPrefix(of: rawPath, among: mountPaths)?.count ?? 0))")
         }
         return request
     }
 
     /// The request an item of a batch's `requests` describes, whether or not a route takes it.
-    static func describedRequest(_ item: JSON, mountPath: String) throws -> APIRequest {
+    static func describedRequest(_ item: JSON, mountPaths: [String]) throws -> APIRequest {
         guard case .object(let fields) = item, let path = fields["path"]?.stringValue else {
             throw ParseError(.invalidJSON, "batch request path must be a string")
         }
@@ -89,11 +89,18 @@ enum BatchRoute {
             throw ParseError(.invalidJSON, "batch request method must be a string")
         }
         let (rawPath, query) = HTTPRequest.splitTarget(path)
-        guard rawPath.hasPrefix(mountPath + "/") else { throw ParseError(.invalidJSON, "cannot route batch path \(path)") }
+        guard let mountPath = mountPrefix(of: rawPath, among: mountPaths) else {
+            throw ParseError(.invalidJSON, "cannot route batch path \(path)")
+        }
         let segments = rawPath.dropFirst(mountPath.count).split(separator: "/").map { HTTPRequest.percentDecode($0, plusIsSpace: false) }
         if segments.first == "batch" { throw ParseError(.invalidJSON, "nested batch requests are not allowed") }
         var request = APIRequest(method: method, segments: segments, body: fields["body"], query: query)
         request.requestId = fields["requestId"]?.stringValue
         return request
+    }
+
+    /// The longest of `mountPaths` that `path` is under.
+    private static func mountPrefix(of path: String, among mountPaths: [String]) -> String? {
+        mountPaths.filter { path.hasPrefix($0 + "/") }.max { $0.count < $1.count }
     }
 }

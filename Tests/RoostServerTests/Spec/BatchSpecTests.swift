@@ -62,4 +62,21 @@ import Testing
         let notArray = try await server.request("POST", "/batch", json: ["requests": "nope"])
         expectError(notArray, 107, "requests must be an array")
     }
+
+    // spec: batch.spec.js: should return the proper url given a public url-only path
+    // spec: batch.spec.js: should return the proper url with different public/local mount
+    /// With a public server URL whose path is not the mount, an item's path may start with either (Parse's
+    /// `makeBatchRoutingPathFunction`): the JS SDK builds them from the URL it was given.
+    @Test func itemPathsMayStartWithThePublicServerURLsPath() async throws {
+        let server = try TestServer(arguments: ["--public-server-url", "https://domain.com/something/really/long"])
+        let batch = try await server.request("POST", "/batch", json: ["requests": [
+            ["method": "POST", "path": "/something/really/long/classes/Object", "body": ["a": 1]],
+            ["method": "POST", "path": "/parse/classes/Object", "body": ["a": 2]],
+        ]])
+        #expect(batch.json.arrayValue?.compactMap { $0["success"]?["objectId"] }.count == 2, "\(batch.text)")
+        expectError(try await server.request("POST", "/batch", json: ["requests": [
+            ["method": "POST", "path": "/something/classes/Object", "body": ["a": 3]],
+        ]]), 107, "cannot route batch path /something/classes/Object")
+        #expect(try await server.request("GET", "/classes/Object?count=1&limit=0").json["count"] == 2)
+    }
 }

@@ -247,4 +247,21 @@ import Testing
         let htmlAllowed = try await Uploader(arguments: ["--file-extensions", "html"])
         Self.expectUploaded(try await htmlAllowed.uploadAsJSON("file", contentType: "text/html", base64: "PGh0bWw+PC9odG1sPgo="), named: "_file.html")
     }
+
+    // spec: ParseFile.spec.js: return with publicServerURL when provided
+    /// With `--public-server-url`, file URLs and `Location` headers start with it (Parse's `Config.mount`): clients
+    /// behind a proxy reach the server there, not at the address it listens on.
+    @Test func fileURLsStartWithThePublicServerURL() async throws {
+        let uploader = try await Uploader(arguments: ["--public-server-url", "https://mydomain/parse/"])
+        let uploaded = try await uploader.upload("hello.txt", "Hello World!", contentType: "text/plain")
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let url = try #require(uploaded.json["url"]?.stringValue)
+        #expect(url.hasPrefix("https://mydomain/parse/files/\(TestServer.applicationId)/"), "\(url)")
+        #expect(uploaded.headers["location"] == url)
+        let saved = try await uploader.server.request("POST", "/classes/FileTest", json: ["file": ["__type": "File", "name": "123.txt"]])
+        let id = try #require(saved.json["objectId"]?.stringValue)
+        #expect(saved.headers["location"] == "https://mydomain/parse/classes/FileTest/\(id)")
+        let fetched = try await uploader.server.request("GET", "/classes/FileTest/\(id)")
+        #expect(fetched.json["file"]?["url"] == .string("https://mydomain/parse/files/\(TestServer.applicationId)/123.txt"))
+    }
 }

@@ -32,6 +32,7 @@ enum ObjectWriter {
                 body = replaced
             }
         }
+        try checkServerDates(body, of: className)
         let changes = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
         try rules?.check(changes, existing: nil)
         let now = ParseDate.now()
@@ -81,6 +82,7 @@ enum ObjectWriter {
                 body = replaced
             }
         }
+        try checkServerDates(body, of: className)
         let changes = try decode(body, isCreate: false)
         let (object, original) = try context.write { db -> (StoredObject, StoredObject) in
             let loaded = try SchemaStore.load(className, in: db)
@@ -136,6 +138,15 @@ enum ObjectWriter {
         let masterOnly: Set<String> = ["_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Idempotency"]
         if masterOnly.contains(className) {
             throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(operation) operation on the \(className) collection.")
+        }
+    }
+
+    /// Parse's schema check of `createdAt` and `updatedAt`, which comes before it ignores their values (the server sets
+    /// them): anything but a Date (or null) is 111, `schema mismatch for <C>.createdAt; expected Date but got Number`.
+    static func checkServerDates(_ body: [String: JSON], of className: String) throws {
+        for key in ["createdAt", "updatedAt"] {
+            guard let value = body[key], value != .null, let type = (try? FieldOperation.decode(value))?.1, type != .date else { continue }
+            throw ParseError(.incorrectType, "schema mismatch for \(className).\(key); expected Date but got \(type.displayName)")
         }
     }
 

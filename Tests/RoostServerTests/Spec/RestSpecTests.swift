@@ -12,6 +12,7 @@ import Testing
     // spec: rest.spec.js: cannot set objectId
     // spec: rest.spec.js: cannot set id
     // spec: rest.spec.js: ignores createdAt
+    // spec: rest.spec.js: handles bad types for createdAt and updatedAt
     @Test func createsAndUpdates() async throws {
         let server = try TestServer()
         let foo = try await server.create("Foo", [:])
@@ -49,6 +50,12 @@ import Testing
         let ignored = try await server.request("PUT", "/classes/Foo/\(foo)", json: ["createdAt": date("1970-01-01T00:00:00.000Z")])
         #expect(ignored.status == 200, "\(ignored.text)")
         #expect(try await server.fetch("Foo", foo)["createdAt"] == createdAt)
+
+        // Any other type than a Date is refused before the value is ignored.
+        expectError(try await server.request("POST", "/classes/TestObject", json: ["createdAt": 12345]),
+                    111, "schema mismatch for TestObject.createdAt; expected Date but got Number")
+        expectError(try await server.request("PUT", "/classes/Foo/\(foo)", json: ["updatedAt": "2019-01-01"]),
+                    111, "schema mismatch for Foo.updatedAt; expected Date but got String")
     }
 
     // spec: rest.spec.js: should use objectId from client when allowCustomObjectId true

@@ -6,12 +6,13 @@ import RoostCore
 enum PasswordPreparation {
     /// The requests of `request` that hash or check a password: itself, or the items of a batch
     /// (at most `batchLimit`: a larger batch is refused before anything runs).
-    static func requests(in request: APIRequest, mountPaths: [String], batchLimit: Int) -> [APIRequest] {
+    static func requests(in request: APIRequest, mountPaths: @autoclosure () -> [String], batchLimit: Int) -> [APIRequest] {
         if PasswordWorkers.accepts(request) { return [request] }
         guard request.method == "POST", request.segments == ["batch"], case .object(let body)? = request.body,
             let items = body["requests"]?.arrayValue, items.count <= batchLimit
         else { return [] }
-        return items.compactMap { try? BatchRoute.describedRequest($0, mountPaths: mountPaths) }.filter(PasswordWorkers.accepts)
+        let paths = mountPaths()  // Worked out for batches only: every request comes here.
+        return items.compactMap { try? BatchRoute.describedRequest($0, mountPaths: paths) }.filter(PasswordWorkers.accepts)
     }
 
     /// Does the password work of `requests` into `context.passwords`. A request that will fail is

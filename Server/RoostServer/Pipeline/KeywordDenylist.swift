@@ -19,8 +19,10 @@ enum KeywordDenylist {
 
     /// - Throws: `ParseError` 105 `Prohibited keyword in request data: {"key":"constructor"}.` for the first keyword found.
     static func check(_ data: JSON) throws {
-        for keyword in keywords where contains(keyword, in: data) {
-            throw ParseError(.invalidKeyName, "Prohibited keyword in request data: \(keyword.description).")
+        var found = Set<Int>()  // Indexes into `keywords`, gathered in one walk of the data (every write comes here).
+        collect(in: data, into: &found)
+        if let first = found.min() {
+            throw ParseError(.invalidKeyName, "Prohibited keyword in request data: \(keywords[first].description).")
         }
     }
 
@@ -37,21 +39,23 @@ enum KeywordDenylist {
         }
     }
 
-    private static func contains(_ keyword: Keyword, in json: JSON) -> Bool {
+    private static func collect(in json: JSON, into found: inout Set<Int>) {
         switch json {
         case .object(let members):
             for (key, value) in members {
-                if key.contains(keyword.key) {
-                    guard let expected = keyword.value else { return true }
-                    if let string = value.stringValue, string.contains(expected) { return true }
+                for (index, keyword) in keywords.enumerated() where key.contains(keyword.key) {
+                    if let expected = keyword.value {
+                        if let string = value.stringValue, string.contains(expected) { found.insert(index) }
+                    } else {
+                        found.insert(index)
+                    }
                 }
-                if contains(keyword, in: value) { return true }
+                collect(in: value, into: &found)
             }
-            return false
         case .array(let values):
-            return values.contains { contains(keyword, in: $0) }
+            for value in values { collect(in: value, into: &found) }
         default:
-            return false
+            break
         }
     }
 }

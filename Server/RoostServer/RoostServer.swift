@@ -52,6 +52,7 @@ public final class RoostServer: @unchecked Sendable {
         SessionRoutes.register(in: &router)
         RoleRoutes.register(in: &router)
         InstallationRoutes.register(in: &router)
+        AudienceRoutes.register(in: &router)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
         ConfigRoutes.register(in: &router)

@@ -1,0 +1,87 @@
+import RoostCore
+
+/// `/push_audiences` and `/classes/_Audience`: the saved push audiences Parse Dashboard keeps, as Parse Server's
+/// `AudiencesRouter` does. An audience is an object of `_Audience`, whose fields are fixed (`name`, `query` — a
+/// `where` stored as a JSON string —, `lastUsed`, `timesUsed`): another field is 107 `Could not add field <f>`, master
+/// key or not. Through `/classes/_Audience` it is an ordinary class (public unless its permissions say otherwise);
+/// `/push_audiences` takes the master key only and answers `query` parsed.
+enum AudienceRoutes {
+    static let className = "_Audience"
+    static let defaultFields: [String: FieldType] = ["name": .string, "query": .string, "lastUsed": .date, "timesUsed": .number]
+
+    static func register(in router: inout Router) {
+        for (base, masterOnly) in [("classes/_Audience", false), ("push_audiences", true)] {
+            let checked = { (context: RequestContext) throws in
+                if masterOnly { try context.requireMaster() }
+            }
+            router.add("POST", base) { request, context, _ in
+                try checked(context)
+                try ensureSchema(context)
+                return try ObjectWriter.create(className, body: try request.bodyObject(), context: context, rules: Rules())
+            }
+            router.add("GET", base) { request, context, _ in
+                try checked(context)
+                let found = try ClassRoutes.find(className, request: request, context: context, isSystemRoute: true)
+                return masterOnly ? withQueriesParsed(found) : found
+            }
+            router.add("GET", base + "/:objectId") { request, context, parameters in
+                try checked(context)
+                let found = try ClassRoutes.get(className, parameters["objectId"], request: request, context: context, isSystemRoute: true)
+                return masterOnly ? withQueryParsed(found) : found
+            }
+            router.add("PUT", base + "/:objectId") { request, context, parameters in
+                try checked(context)
+                return try ObjectWriter.update(className, objectId: parameters["objectId"], body: try request.bodyObject(),
+                                               context: context, rules: Rules())
+            }
+            router.add("DELETE", base + "/:objectId") { _, context, parameters in
+                try checked(context)
+                return try ClassRoutes.delete(className, parameters["objectId"], context: context, isSystemRoute: true)
+            }
+        }
+    }
+
+    /// `_Audience` exists with its fixed fields before the first audience is saved.
+    private static func ensureSchema(_ context: RequestContext) throws {
+        let exists = try context.read { db in try SchemaStore.load(className, in: db) != nil }
+        if !exists {
+            _ = try context.write { db in
+                try SchemaStore.load(className, in: db) ?? SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
+            }
+        }
+    }
+
+    /// Each result's `query` string as the JSON it holds (Parse's `JSON.parse(item.query)`); one that holds no JSON stays.
+    private static func withQueriesParsed(_ response: APIResponse) -> APIResponse {
+        guard case .object(var body) = response.body, case .array(let results)? = body["results"] else { return response }
+        body["results"] = .array(results.map(parsingQuery))
+        var parsed = response
+        parsed.body = .object(body)
+        return parsed
+    }
+
+    private static func withQueryParsed(_ response: APIResponse) -> APIResponse {
+        var parsed = response
+        parsed.body = parsingQuery(response.body)
+        return parsed
+    }
+
+    private static func parsingQuery(_ audience: JSON) -> JSON {
+        var audience = audience
+        if case .encodedFragment(let bytes) = audience, let decoded = try? JSONParser.parse(bytes) { audience = decoded }  // As stored.
+        guard case .object(var fields) = audience, case .string(let text)? = fields["query"],
+            let query = try? JSONParser.parse(text) else { return audience }
+        fields["query"] = query
+        return .object(fields)
+    }
+
+    /// Parse keeps `_Audience`'s schema fixed (`SchemaController.ensureFields`).
+    struct Rules: SaveRules {
+        func check(_ changes: ObjectWriter.Changes, existing: StoredObject?) throws {
+            for key in changes.operations.keys {
+                let field = String(key.prefix { $0 != "." })
+                if defaultFields[field] == nil { throw ParseError(.invalidJSON, "Could not add field \(field)") }
+            }
+        }
+    }
+}

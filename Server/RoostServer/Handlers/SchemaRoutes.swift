@@ -5,12 +5,14 @@ enum SchemaRoutes {
     static func register(in router: inout Router) {
         router.add("GET", "schemas") { _, context, _ in
             try context.requireMaster()
-            let schemas = try context.read { db in try SchemaStore.all(in: db) + [try sessionSchema(in: db)].compactMap { $0 } }
+            let stored = try context.read { db in try SchemaStore.all(in: db) + [try sessionSchema(in: db)].compactMap { $0 } }
+            let schemas = stored.filter { VolatileSchemas.json(of: $0.className) == nil }  // Parse lists none of them.
             return APIResponse(body: ["results": .array(schemas.sorted { $0.className < $1.className }.map(\.json))])
         }
         router.add("GET", "schemas/:className") { _, context, parameters in
             try context.requireMaster()
             let className = parameters["className"]
+            if let volatile = VolatileSchemas.json(of: className) { return APIResponse(body: volatile) }
             let schema = try context.read { db in
                 className == SessionRoutes.sessionSchema.className ? try sessionSchema(in: db) : try SchemaStore.load(className, in: db)
             }
@@ -56,7 +58,6 @@ enum SchemaRoutes {
     private static func sessionSchema(in db: some SQLQuerying) throws -> ClassSchema? {
         guard try !db.fetchRows("SELECT 1 FROM _session LIMIT 1", [], cacheable: true).isEmpty else { return nil }
         var schema = SessionRoutes.sessionSchema
-        schema.fields["restricted"] = .boolean
         schema.fields["sessionToken"] = .string
         return schema
     }
@@ -67,15 +68,17 @@ enum SchemaRoutes {
 
     static func create(_ className: String, body: [String: JSON], context: RequestContext) throws -> APIResponse {
         // Parse looks for the class before checking its name: `_User` and `_Role` exist from the start.
-        if Names.systemClasses.contains(className), try context.read({ db in try SchemaStore.load(className, in: db) }) != nil {
+        let systemClassExists = try Names.systemClasses.contains(className) && context.read { db in try exists(className, in: db) }
+        if VolatileSchemas.json(of: className) != nil || systemClassExists {
             throw ParseError(.invalidClassName, "Class \(className) already exists.")
         }
-        guard Names.isValidIdentifier(className) else {
+        // `_Installation` may be created before its first device; `_Session` keeps its rows in a table of its own.
+        guard Names.isValidIdentifier(className) || className == InstallationRoutes.className else {
             throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
         }
         var fields: [String: FieldType] = [:]
         for (name, value) in body["fields"]?.objectValue ?? [:] {
-            fields[name] = try fieldType(name, value)
+            fields[name] = try fieldType(name, value, of: className)
         }
         try ClassSchema.checkSingleGeoPoint(fields)
         // `null` is no permissions: the defaults. (JSON takes a `nil` literal as its own null, hence `.none`.)
@@ -88,7 +91,15 @@ enum SchemaRoutes {
             if try SchemaStore.load(className, in: db) != nil {
                 throw ParseError(.invalidClassName, "Class \(className) already exists.")
             }
-            var schema = try SchemaStore.create(className, fields: fields, classLevelPermissions: permissions, in: db)
+            var schema: ClassSchema
+            if className == InstallationRoutes.className {  // Made as its first device makes it, then given the fields.
+                schema = try InstallationRoutes.schema(in: db)
+                schema.fields.merge(fields) { builtIn, _ in builtIn }
+                schema.classLevelPermissions = permissions.map(ClassSchema.completed)
+                try SchemaStore.save(schema, in: db)
+            } else {
+                schema = try SchemaStore.create(className, fields: fields, classLevelPermissions: permissions, in: db)
+            }
             try IndexStore.indexNewPointers(fields, of: schema, in: db)
             if let indexes = body["indexes"] {
                 schema = try IndexStore.apply(indexes, to: schema, in: db)
@@ -104,22 +115,33 @@ enum SchemaRoutes {
             guard var schema = try SchemaStore.load(className, in: db) else { throw classMissing(className) }
             let deletedIndexes = Set((body["indexes"]?.objectValue ?? [:]).filter { $0.value["__op"]?.stringValue == "Delete" }.keys)
             for (name, value) in body["fields"]?.objectValue ?? [:] {
+                let existing = schema.type(of: name)
                 if value["__op"]?.stringValue == "Delete" {
-                    // Only names already in the schema (validated when added) reach the SQL below.
-                    guard schema.fields.removeValue(forKey: name) != nil else {
+                    if builtInFields(of: className).contains(name) {  // Each is in the class for Parse (`_User`'s password too).
+                        throw ParseError(.init(rawValue: 136), "field \(name) cannot be changed")
+                    }
+                    guard existing != nil else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) does not exist, cannot delete.")
                     }
+                    // Only names already in the schema (validated when added) reach the SQL below.
+                    schema.fields.removeValue(forKey: name)
                     schema = try TextIndex.forget(name, of: schema, in: db)  // Before the rows change: nothing left to keep in step.
                     try IndexStore.dropDeclared(on: name, from: &schema, deletedByRequest: deletedIndexes, db: db)
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
                     try IndexStore.dropAutomatic(name, from: &schema, db: db)
                     try db.writeState.changeRecorder?.markGap(in: className, in: db)  // Objects changed without events.
                     try RelationStore.deleteField(className: className, field: name, in: db)
-                } else {
-                    guard schema.type(of: name) == nil else {
+                } else if let existing {
+                    // A field sent again as it is stays (Parse-Swift sends a fetched schema's fields back); Parse compares
+                    // the type's name first (255), then the whole type as it ensures the field (111).
+                    guard value["type"]?.stringValue == existing.name else {
                         throw ParseError(.invalidSchemaOperation, "Field \(name) exists, cannot update.")
                     }
-                    let type = try fieldType(name, value)
+                    if let sent = FieldType(schemaJSON: value), sent != existing {
+                        throw ParseError(.incorrectType, "schema mismatch for \(className).\(name); expected \(existing.displayName) but got \(sent.displayName)")
+                    }
+                } else {
+                    let type = try fieldType(name, value, of: className)
                     schema.fields[name] = type
                     try RelationStore.markExisting([name: type], schema: schema, in: db)
                 }
@@ -159,22 +181,51 @@ enum SchemaRoutes {
         }
     }
 
-    /// A field declaration `{"type": "Pointer", "targetClass": "_User"}`.
-    private static func fieldType(_ name: String, _ value: JSON) throws -> FieldType {
-        if Names.reservedFields.contains(name) {
+    /// A new field's declaration `{"type": "Pointer", "targetClass": "_User"}`, checked in Parse's order
+    /// (`validateSchemaData`, `fieldTypeIsInvalid`).
+    private static func fieldType(_ name: String, _ value: JSON, of className: String) throws -> FieldType {
+        guard Names.isValidFieldName(name) || Names.reservedFields.contains(name) else {
+            throw ParseError(.invalidKeyName, "invalid field name: \(name)")
+        }
+        if builtInFields(of: className).contains(name) {
             throw ParseError(.init(rawValue: 136), "field \(name) cannot be added")
         }
-        guard Names.isValidFieldName(name) else { throw ParseError(.invalidKeyName, "invalid field name: \(name)") }
         guard let typeName = value["type"]?.stringValue else { throw ParseError(.invalidJSON, "invalid JSON") }
-        if (typeName == "Pointer" || typeName == "Relation"), value["targetClass"]?.stringValue == nil {
-            throw ParseError(.missingRequiredField, "type \(typeName) needs a class name")
+        if typeName == "Pointer" || typeName == "Relation" {
+            let target = value["targetClass"] ?? .null
+            if [.null, .string(""), .bool(false), .number(0)].contains(target) {  // JavaScript's falsy values.
+                throw ParseError(.missingRequiredField, "type \(typeName) needs a class name")
+            }
+            guard let targetClass = target.stringValue else { throw ParseError(.invalidJSON, "invalid JSON") }
+            guard Names.isValidClassName(targetClass) || otherParseClasses.contains(targetClass) else {
+                throw ParseError(.invalidClassName, "Invalid classname: \(targetClass), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
+            }
         }
         guard let type = FieldType(schemaJSON: value), type != .acl else {
             throw ParseError(.incorrectType, "invalid field type: \(typeName)")
         }
-        if case .pointer(let target) = type, !Names.isValidClassName(target) {
-            throw ParseError(.invalidClassName, "Invalid classname: \(target)")
-        }
         return type
+    }
+
+    /// Parse's system classes that Roost does not keep: fields may still point to them, as Parse allows.
+    private static let otherParseClasses: Set<String> = ["_Product", "_PushStatus", "_JobStatus", "_JobSchedule", "_Idempotency"]
+
+    /// The fields a class has from Parse's `defaultColumns`: never added or deleted through `/schemas` (136).
+    static func builtInFields(of className: String) -> Set<String> {
+        var fields = Set(ClassSchema.defaultFields.keys)
+        switch className {
+        case UserStore.className: fields.formUnion(UserStore.defaultFields.keys); fields.insert("password")
+        case RoleStore.className: fields.formUnion(RoleStore.defaultFields.keys)
+        case InstallationRoutes.className: fields.formUnion(InstallationRoutes.defaultFields.keys)
+        case AudienceRoutes.className: fields.formUnion(AudienceRoutes.defaultFields.keys)
+        case SessionRoutes.sessionSchema.className: fields.formUnion(SessionRoutes.sessionSchema.fields.keys); fields.insert("sessionToken")
+        default: break
+        }
+        return fields
+    }
+
+    /// Whether a system class exists: `_Session` once a session does, the others once their schema is stored.
+    private static func exists(_ className: String, in db: some SQLQuerying) throws -> Bool {
+        className == SessionRoutes.sessionSchema.className ? try sessionSchema(in: db) != nil : try SchemaStore.load(className, in: db) != nil
     }
 }

@@ -1,0 +1,99 @@
+import Foundation
+import RoostCore
+import Testing
+
+/// Parse Server's spec/Schema.spec.js (its `SchemaController`), through the REST calls that reach the same code:
+/// `POST`/`PUT /schemas/<C>`. (spec/schemas.spec.js, the router's own, is `SchemasSpecTests`.)
+@Suite struct SchemaSpecTests {
+    private let invalidClassName = "Invalid classname: not a valid class name, classnames can only have alphanumeric characters and _, and must start with an alpha character "
+
+    // spec: Schema.spec.js: refuses to explicitly create the default fields for non-custom classes
+    // spec: Schema.spec.js: creates the default fields for non-custom classes
+    @Test func installationsSchemaIsCreatedWithItsDefaultFields() async throws {
+        let server = try TestServer()
+        expectError(try await server.request("POST", "/schemas/_Installation", json: ["fields": ["localeIdentifier": ["type": "String"]]], master: true),
+                    136, "field localeIdentifier cannot be added")
+        let created = try await server.request("POST", "/schemas/_Installation", json: ["fields": ["foo": ["type": "Number"]]], master: true)
+        #expect(created.status == 200, "\(created.text)")
+        let fields = try #require(created.json["fields"]?.objectValue)
+        #expect(fields["foo"] == ["type": "Number"] && fields["localeIdentifier"] == ["type": "String"] && fields["channels"] == ["type": "Array"])
+        #expect(fields.count == 18, "\(fields.keys.sorted())")
+        #expect(created.json["classLevelPermissions"]?["find"] == ["*": true])
+        expectError(try await server.request("POST", "/schemas/_Installation", json: [:], master: true), 103, "Class _Installation already exists.")
+        // Devices are saved into it as usual.
+        let device = try await server.request("POST", "/installations", json: ["installationId": "i-1", "deviceType": "ios", "foo": 3])
+        #expect(device.status == 201, "\(device.text)")
+    }
+
+    // spec: Schema.spec.js: refuses to add fields with invalid pointer target
+    // spec: Schema.spec.js: refuses to add fields with invalid relation target
+    // spec: Schema.spec.js: refuses to add fields with uncreatable pointer target class
+    // spec: Schema.spec.js: refuses to add fields with uncreatable relation target class
+    @Test func pointerAndRelationTargetsAreChecked() async throws {
+        let server = try TestServer()
+        for type in ["Pointer", "Relation"] {
+            let declare = { (target: JSON) in
+                try await server.request("POST", "/schemas/NewClass", json: ["fields": ["foo": ["type": .string(type), "targetClass": target]]], master: true)
+            }
+            expectError(try await declare(7), 107, "invalid JSON")
+            expectError(try await declare(""), 135, "type \(type) needs a class name")
+            expectError(try await declare("not a valid class name"), 103, invalidClassName)
+            expectError(try await declare("_Bogus"), 103)
+        }
+        #expect(try await server.request("GET", "/schemas/NewClass", master: true).status == 400)
+        // Parse's other system classes are valid targets.
+        let pushes = try await server.request("POST", "/schemas/NewClass", json: ["fields": ["push": ["type": "Pointer", "targetClass": "_PushStatus"]]],
+                                             master: true)
+        #expect(pushes.json["fields"]?["push"] == ["type": "Pointer", "targetClass": "_PushStatus"], "\(pushes.text)")
+    }
+
+    // spec: Schema.spec.js: refuses to delete the default fields
+    @Test func defaultFieldsCannotBeDeleted() async throws {
+        let server = try TestServer()
+        _ = try await server.create("Custom", ["a": 1])
+        let attempts: [(String, String)] = [("_User", "username"), ("_User", "emailVerified"), ("_User", "password"), ("_Role", "name"),
+                                            ("Custom", "objectId"), ("Custom", "createdAt"), ("Custom", "ACL")]
+        for (className, field) in attempts {
+            expectError(try await server.request("PUT", "/schemas/\(className)", json: ["fields": [field: ["__op": "Delete"]]], master: true),
+                        136, "field \(field) cannot be changed")
+        }
+        let user = try await server.request("GET", "/schemas/_User", master: true)
+        #expect(user.json["fields"]?["username"] == ["type": "String"], "\(user.text)")
+        expectError(try await server.request("PUT", "/schemas/Custom", json: ["fields": ["nothing": ["__op": "Delete"]]], master: true),
+                    255, "Field nothing does not exist, cannot delete.")
+    }
+
+    // spec: Schema.spec.js: ignore default field when merge with system class
+    @Test func fieldsSentAgainWithTheirTypeAreKept() async throws {
+        let server = try TestServer()
+        let merged = try await server.request("PUT", "/schemas/_User", json: ["fields": [
+            "emailVerified": ["type": "Boolean"], "customField": ["type": "String"]]], master: true)
+        #expect(merged.status == 200 && merged.json["fields"]?["customField"] == ["type": "String"], "\(merged.text)")
+        _ = try await server.create("Custom", ["n": 1, "owner": ["__type": "Pointer", "className": "_User", "objectId": "u1"]])
+        // A fetched schema's fields sent back whole: nothing changes.
+        let fetched = try await server.request("GET", "/schemas/Custom", master: true)
+        let again = try await server.request("PUT", "/schemas/Custom", json: ["fields": fetched.json["fields"] ?? [:]], master: true)
+        #expect(again.status == 200 && again.json["fields"] == fetched.json["fields"], "\(again.text)")
+        expectError(try await server.request("PUT", "/schemas/Custom", json: ["fields": ["n": ["type": "String"]]], master: true),
+                    255, "Field n exists, cannot update.")
+        expectError(try await server.request("PUT", "/schemas/Custom", json: ["fields": ["owner": ["type": "Pointer", "targetClass": "_Role"]]],
+                                             master: true),
+                    111, "schema mismatch for Custom.owner; expected Pointer<_User> but got Pointer<_Role>")
+    }
+
+    // spec: Schema.spec.js: properly handles volatile _Schemas
+    @Test func volatileClassesHaveFixedSchemas() async throws {
+        let server = try TestServer()
+        let push = try await server.request("GET", "/schemas/_PushStatus", master: true)
+        #expect(push.status == 200, "\(push.text)")
+        #expect(push.json["className"] == "_PushStatus" && push.json["classLevelPermissions"] == [:])
+        #expect(push.json["fields"]?["numSent"] == ["type": "Number"] && push.json["fields"]?["objectId"] == ["type": "String"])
+        #expect(try await server.request("GET", "/schemas/_JobStatus", master: true).json["fields"]?["finishedAt"] == ["type": "Date"])
+        expectError(try await server.request("POST", "/schemas/_Audience", json: [:], master: true), 103, "Class _Audience already exists.")
+        // An audience saved keeps `_Audience` out of the list, as Parse stores no schema for it.
+        _ = try await server.create("_Audience", ["name": "All", "query": "{}"])
+        let listed = try await server.request("GET", "/schemas", master: true)
+        let names = listed.json["results"]?.arrayValue?.compactMap { $0["className"]?.stringValue } ?? []
+        #expect(names == ["_Role", "_User"], "\(listed.text)")
+    }
+}

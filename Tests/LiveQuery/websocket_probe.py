@@ -348,15 +348,18 @@ async def access(port):
             for name, messages in received.items()}
     enter_original = [sorted(message["original"].keys()) for message in received["ann"] if message["op"] == "enter"]
     await subscribe(clients["bob"], 9, {"className": "_User", "where": {}})
+    await subscribe(clients["ann"], 10, {"className": "_User", "where": {"objectId": ann["objectId"]}})
     rest(port, "PUT", f"/users/{ann['objectId']}", {"email": "ann@example.com", "ACL": {
         "*": {"read": True}, ann["objectId"]: {"read": True, "write": True}}}, token=ann["sessionToken"])
     user_event = json.loads(await asyncio.wait_for(clients["bob"].recv(), 10))
+    own_event = json.loads(await asyncio.wait_for(clients["ann"].recv(), 10))
     rest(port, "PUT", "/schemas/Secret", {"classLevelPermissions": {"find": {}, "get": {}}}, master=True) \
         if rest(port, "POST", "/schemas/Secret", {"className": "Secret"}, master=True) else None
     refused = await subscribe(clients["ann"], 8, {"className": "Secret", "where": {}})
     allowed = await subscribe(clients["master"], 8, {"className": "Secret", "where": {}})
     print(json.dumps({"seen": seen, "enterOriginal": enter_original, "refused": brief(refused), "allowed": allowed["op"],
-                      "userEvent": [user_event["op"], sorted(user_event["object"].keys())]}))
+                      "userEvent": [user_event["op"], sorted(user_event["object"].keys())],
+                      "ownUserEvent": [own_event["op"], own_event["object"].get("email")]}))
 
 
 async def ordering(port):

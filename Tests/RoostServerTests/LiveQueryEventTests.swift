@@ -58,6 +58,7 @@ import Testing
         #expect(result["allowed"] == "subscribed")
         #expect(result["userEvent"] == ["enter", ["ACL", "className", "createdAt", "objectId", "updatedAt", "username"]],
                 "ann made her user public: bob sees it enter, without her email (REST reads hide it too)")
+        #expect(result["ownUserEvent"] == ["update", "ann@example.com"], "ann's own record comes whole, as `GET /users/me`")
     }
 
     /// Parse re-reads a subscriber's session for its events: a log-out ends them at once (with 209), not at reconnect.

@@ -103,11 +103,10 @@ struct LiveQueryMatcher {
             }
         }
         let context = context(isMaster: isMaster, user: subscription.user)
-        var hidden = (try? storage.read { db in try Self.schema(of: subscription.className, in: db) })
+        let protected = (try? storage.read { db in try Self.schema(of: subscription.className, in: db) })
             .flatMap { $0 }.map { ClassPermissions.protectedFields($0, context: context) } ?? []
-        if subscription.className == UserStore.className, !isMaster, subscription.user?.id != object.objectId {
-            hidden.insert(UserStore.authDataField)  // Others' `authData`, as REST reads hide it (`email` is protected).
-        }
+        // As REST reads: a user's own record whole, others' without `authData` (and `email`, a protected field).
+        let hidden = ClassRoutes.hiddenKeys(of: object.objectId, className: subscription.className, protected: protected, context: context)
         var shown = object
         if identityOnly {
             shown.fields = [:]

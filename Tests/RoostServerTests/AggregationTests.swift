@@ -62,8 +62,30 @@ import Testing
         #expect(message([["group": ["_id": nil]]]) == "Invalid aggregate stage 'group'.")
         #expect(message([["$group": ["objectId": nil]]]) == "Cannot use 'objectId' in aggregation stage $group.")
         #expect(message([["$group": ["total": ["$sum": 1]]]]) == "Invalid parameter for query: group. Missing key _id")
-        #expect(message([["$match": [:], "$limit": 1]]) == "Pipeline stages should only have one key but found $limit, $match")
+        #expect(message([["$match": [:], "$limit": 1]]) == "Pipeline stages should only have one key but found $limit, $match.")
         #expect(message([["$lookup": [:]]]) != nil)
+    }
+
+    // spec: AggregateRouter.spec.js: get pipeline from Array
+    // spec: AggregateRouter.spec.js: should throw with invalid stage
+    // spec: AggregateRouter.spec.js: get pipeline fails multiple keys in Array stage 
+    @Test func aPipelineMayBeTheWholeBody() async throws {
+        let server = try TestServer()
+        _ = try await server.createAll("Player", [["team": "red"], ["team": "red"], ["team": "blue"]])
+        // A GET with a body: Foundation's URLSession sends none, so the request is written out by hand.
+        func aggregate(_ pipeline: JSON) throws -> JSON {
+            let body = pipeline.jsonText
+            let (_, answer) = try RawConnection(port: server.port).exchange(
+                "GET /parse/aggregate/Player HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n"
+                + "X-Parse-Master-Key: \(TestServer.masterKey)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "Connection: close\r\n\r\n\(body)")
+            return try JSONParser.parse(answer)
+        }
+        #expect(try aggregate([["$group": ["_id": "$team", "n": ["$sum": 1]]], ["$sort": ["n": -1]]])["results"]
+                == [["objectId": "red", "n": 2], ["objectId": "blue", "n": 1]])
+        #expect(try aggregate([["foo": "bar"]]) == ["code": 102, "error": "Invalid aggregate stage 'foo'."])
+        #expect(try aggregate([["$match": ["team": "red"], "$limit": 1]])
+                == ["code": 102, "error": "Pipeline stages should only have one key but found $limit, $match."])
     }
 
     @Test func aggregateEndpointForTheMasterKey() async throws {

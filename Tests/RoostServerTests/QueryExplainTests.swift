@@ -25,4 +25,14 @@ import Testing
         #expect(try await server.find("Game", ["where": ["score": 1]]).json["results"]?.arrayValue?.count == 1)
         #expect(try await server.find("Game", ["explain": false], master: true).json["results"]?.arrayValue?.count == 2)
     }
+
+    // spec: ParseQuery.spec.js: gracefully handles invalid explain values
+    @Test func falsyExplainValuesAskForNothing() async throws {
+        let server = try TestServer()
+        _ = try await server.createAll("Game", [["score": 1], ["score": 2]])
+        for value: JSON in [0, .null, ""] {
+            let found = try await server.find("Game", ["explain": value], master: true)
+            #expect(found.json["results"]?.arrayValue?.count == 2, "\(value): \(found.text)")
+        }
+    }
 }

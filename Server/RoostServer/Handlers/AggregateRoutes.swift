@@ -27,7 +27,12 @@ enum AggregateRoutes {
         switch parameters["pipeline"] {
         case .array(let stages)?: pipeline = stages
         case .object(let stages)?: pipeline = ordered(stages)
-        case nil: pipeline = ordered(parameters.filter { !optionNames.contains($0.key) })
+        case nil:
+            if case .array(let stages)? = request.body {  // The body itself (Parse's `body.pipeline || body`).
+                pipeline = stages
+            } else {
+                pipeline = ordered(parameters.filter { !optionNames.contains($0.key) })
+            }
         default: throw ParseError(.invalidQuery, "pipeline must be an array of stages")
         }
         // With `distinct`, Parse's database ignores the stages (their names are still checked).

@@ -17,7 +17,7 @@ struct Aggregation {
         stages = try pipeline.map { stage in
             guard case .object(let members) = stage, members.count == 1, let (name, argument) = members.first else {
                 let keys = stage.objectValue.map { $0.keys.sorted().joined(separator: ", ") } ?? ""
-                throw ParseError(.invalidQuery, "Pipeline stages should only have one key but found \(keys)")
+                throw ParseError(.invalidQuery, "Pipeline stages should only have one key but found \(keys).")
             }
             guard name.hasPrefix("$") else { throw ParseError(.invalidQuery, "Invalid aggregate stage '\(name)'.") }
             if name == "$group" {

@@ -172,13 +172,15 @@ struct QueryOptions {
         return Int(number)
     }
 
-    /// `true` or one of MongoDB's verbosities (all answer SQLite's one plan); false and empty ask for nothing.
+    /// `true` or one of MongoDB's verbosities (all answer SQLite's one plan); JavaScript's falsy values (false, 0,
+    /// null, empty) ask for nothing, as Parse tests `if (body.explain)`.
     /// - Throws: `ParseError` 102 `Invalid value for explain`, as Parse Server answers other values.
     private static func explainRequested(_ value: JSON) throws -> Bool {
         switch value {
         case .bool(let flag): return flag
-        case .string(""): return false
-        case .string("true"), .string("queryPlanner"), .string("executionStats"), .string("allPlansExecution"): return true
+        case .string(""), .null, .number(0): return false
+        case .string("true"), .string("queryPlanner"), .string("queryPlannerExtended"), .string("executionStats"),
+             .string("allPlansExecution"): return true
         default: throw ParseError(.invalidQuery, "Invalid value for explain")
         }
     }

@@ -23,6 +23,8 @@ struct AccountPages {
             return HTTPResponse(status: 403, headers: [("Content-Type", "application/json; charset=utf-8")],
                                 body: Array(#"{"error":"unauthorized"}"#.utf8))
         }
+        // The result pages are files (Parse's `express.static(public_html)`), served whatever the options.
+        if request.method == "GET", route.count == 1, let page = staticPage(route[0], request) { return page }
         guard mail.publicServerURL != nil else { return text(404, "Not found.") }
         switch (request.method, route.count == 2 ? route[1] : route.first ?? "") {
         case ("GET", "verify_email") where route.count == 2: return verifyEmail(request)
@@ -30,14 +32,17 @@ struct AccountPages {
         case ("GET", "request_password_reset") where route.count == 2: return openResetLink(request)
         case ("POST", "request_password_reset") where route.count == 2: return resetPassword(request)
         case ("GET", "choose_password") where route.count == 1: return choosePassword(request)
-        case ("GET", "invalid_verification_link.html") where route.count == 1:
-            return html(AccountPageHTML.invalidVerificationLink(username: request.query["username"], appId: request.query["appId"]))
-        case ("GET", let name) where route.count == 1:
-            guard let page = AccountPageHTML.messages[name] else { return text(404, "Not found.") }
-            return html(AccountPageHTML.page(title: page.title, body: "<h1>\(AccountPageHTML.escape(page.message))</h1>"))
         default:
             return text(404, "Not found.")
         }
+    }
+
+    private func staticPage(_ name: String, _ request: HTTPRequest) -> HTTPResponse? {
+        if name == "invalid_verification_link.html" {
+            return html(AccountPageHTML.invalidVerificationLink(username: request.query["username"], appId: request.query["appId"]))
+        }
+        guard let page = AccountPageHTML.messages[name] else { return nil }
+        return html(AccountPageHTML.page(title: page.title, body: "<h1>\(AccountPageHTML.escape(page.message))</h1>"))
     }
 
     // MARK: Email verification
@@ -79,7 +84,7 @@ struct AccountPages {
     /// JSON answers): Parse's `resetPassword`.
     private func resetPassword(_ request: HTTPRequest) -> HTTPResponse {
         let fields = Self.form(request)
-        let isXHR = request.headers["x-requested-with"] == "XMLHttpRequest"
+        let isXHR = request.headers["x-requested-with"]?.lowercased() == "xmlhttprequest"  // Express's `req.xhr`.
         let username = nonEmpty(fields["username"]), token = nonEmpty(fields["token"]), password = nonEmpty(fields["new_password"])
         guard let username, let token, let password else {
             if !isXHR { return redirect(to: "invalid_link.html") }

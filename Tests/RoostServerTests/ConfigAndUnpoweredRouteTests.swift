@@ -74,6 +74,20 @@ import Testing
             #expect(list.json == [])
             #expect(try await server.request("GET", path).status == 403)
         }
+        // spec: JobSchedule.spec.js: should reject access when not using masterKey (PUT /jobs/id)
+        // spec: JobSchedule.spec.js: should reject access when not using masterKey (DELETE /jobs/id)
+        // spec: JobSchedule.spec.js: should fail creating a job with an invalid name
+        // spec: JobSchedule.spec.js: should fail updating a job with an invalid name
+        let schedules: [(String, String)] = [("POST", "/cloud_code/jobs"), ("PUT", "/cloud_code/jobs/jobId"), ("DELETE", "/cloud_code/jobs/jobId")]
+        for (method, path) in schedules {
+            let refused = try await server.request(method, path, json: ["job_schedule": ["jobName": "job"]])
+            #expect(refused.status == 403 && refused.json == ["error": "unauthorized: master key is required"], "\(method) \(path)")
+        }
+        for (method, path) in schedules.prefix(2) {
+            let undeployed = try await server.request(method, path, json: ["job_schedule": ["jobName": "job"]], master: true)
+            #expect(undeployed.status == 500 && undeployed.json == ["code": 1, "error": "Cannot Schedule a job that is not deployed"])
+        }
+        expectError(try await server.request("DELETE", "/cloud_code/jobs/jobId", master: true), 101, "Object not found.")
         let hook = try await server.request("GET", "/hooks/functions/hello", master: true)
         #expect(hook.json == ["code": 143, "error": "no function named: hello is defined"])
         // A client's request, not a server fault: nothing at error level in the log.

@@ -19,14 +19,14 @@ enum AdminRoutes {
         }
     }
 
-    /// Parse's feature list (its keys, in full), answered for what Roost has: webhooks (`/hooks`), but no jobs,
-    /// logs endpoint, push or security check.
+    /// Parse's feature list (its keys, in full), answered for what Roost has: webhooks (`/hooks`) and push audiences
+    /// (`/push_audiences`), but no jobs, logs endpoint, sending of push or security check.
     static let features: JSON = [
         "globalConfig": ["create": true, "read": true, "update": true, "delete": true],
         "hooks": ["create": true, "read": true, "update": true, "delete": true],
         "cloudCode": ["jobs": false],
         "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
-        "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": false,
+        "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": true,
                  "localization": false],
         "schemas": ["addField": true, "removeField": true, "addClass": true, "removeClass": true,
                     "clearAllDataFromClass": true, "exportClass": false, "editClassLevelPermissions": true,

@@ -21,6 +21,19 @@ enum UnpoweredRoutes {
             try context.requireMaster()
             return APIResponse(body: ["in_use": [], "jobs": []])
         }
+        // Scheduling a job needs it deployed (`CloudCodeRouter.validateJobSchedule`: code 1, hence HTTP 500 as Parse
+        // answers it); none ever is, so no schedule exists to change or delete.
+        for (method, path) in [("POST", "cloud_code/jobs"), ("PUT", "cloud_code/jobs/:objectId")] {
+            router.add(method, path) { _, context, _ in
+                try context.requireMaster()
+                // Answered, not thrown: a client's request, not a server fault to log.
+                return APIResponse(status: 500, body: ParseError(.internalServerError, "Cannot Schedule a job that is not deployed").json)
+            }
+        }
+        router.add("DELETE", "cloud_code/jobs/:objectId") { _, context, _ in
+            try context.requireMaster()
+            throw ObjectWriter.objectNotFound
+        }
         // No push adapter: Parse checks the target, then fails for want of one (`PushController.sendPush`).
         router.add("POST", "push") { request, context, _ in
             try context.requireMaster()

@@ -151,7 +151,7 @@ import Testing
         let failures: [(JSON, String)] = [
             ([], "Invalid type: array (expected object)"),
             (["requestId": 1], "Missing required property: op"),
-            (["op": 1], "Invalid type: integer (expected string)"),
+            (["op": 1], "Invalid type: number (expected string)"),
             (["op": "query"], "Missing required property: requestId"),
             (["op": "query", "requestId": 1, "since": 2], "Additional properties not allowed"),
             (["op": "fetch"], "No enum match for: \"fetch\""),
@@ -162,12 +162,19 @@ import Testing
              "Invalid type: string (expected number)"),
             (["op": "connect"], "Missing required property: applicationId"),
             (["op": "connect", "applicationId": "a", "user": "x"], "Additional properties not allowed"),
-            (["op": "connect", "applicationId": 5], "Invalid type: integer (expected string)"),
+            (["op": "connect", "applicationId": 5], "Invalid type: number (expected string)"),
             (["op": "subscribe", "requestId": 1, "query": ["className": "A"]], "Missing required property: where"),
             (["op": "subscribe", "requestId": "1", "query": ["className": "A", "where": [:]]], "Invalid type: string (expected number)"),
             (["op": "subscribe", "requestId": 1, "query": ["className": "A", "where": [:], "limit": 1]], "Additional properties not allowed"),
             (["op": "subscribe", "requestId": 1, "query": ["className": "A", "where": [:], "watch": ["a", "a"]]],
              "Array items are not unique (indices 0 and 1)"),
+            // tv4's order: repeats before the items' type, from the first item's pair.
+            (["op": "subscribe", "requestId": 1, "query": ["className": "A", "where": [:], "watch": [1, 1]]],
+             "Array items are not unique (indices 0 and 1)"),
+            (["op": "subscribe", "requestId": 1, "query": ["className": "A", "where": [:], "keys": ["a", "b", "b", "a"]]],
+             "Array items are not unique (indices 0 and 3)"),
+            (["op": "subscribe", "requestId": 1, "query": ["className": "A", "where": [:], "keys": ["a", 2]]],
+             "Invalid type: number (expected string)"),
             (["op": "unsubscribe"], "Missing required property: requestId"),
         ]
         for (message, error) in failures {

@@ -117,22 +117,23 @@ enum LiveQueryRequest: Equatable {
         guard let value = members[key] else { return nil }
         guard case .array(let items) = value else { throw invalidType(value, expected: "array") }
         guard !items.isEmpty else { throw SchemaError(message: "Array is too short (0), minimum 1") }
-        var strings: [String] = []
-        for item in items {
-            guard case .string(let text) = item else { throw invalidType(item, expected: "string") }
-            if let earlier = strings.firstIndex(of: text) {
-                throw SchemaError(message: "Array items are not unique (indices \(earlier) and \(strings.count))")
+        // tv4 checks `uniqueItems` before the items' type, pair by pair from the first item.
+        for i in items.indices {
+            if let j = items[(i + 1)...].firstIndex(of: items[i]) {
+                throw SchemaError(message: "Array items are not unique (indices \(i) and \(j))")
             }
-            strings.append(text)
         }
-        return strings
+        return try items.map { item throws(SchemaError) in
+            guard case .string(let text) = item else { throw invalidType(item, expected: "string") }
+            return text
+        }
     }
 
     private static func invalidType(_ value: JSON, expected: String) -> SchemaError {
         let type = switch value {
         case .null: "null"
         case .bool: "boolean"
-        case .number(let number): number.rounded() == number ? "integer" : "number"
+        case .number: "number"  // tv4 names the value's `typeof`: a whole number too.
         case .string: "string"
         case .array: "array"
         case .object, .encodedFragment: "object"

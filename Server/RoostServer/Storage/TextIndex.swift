@@ -133,6 +133,7 @@ enum TextIndex {
     static func declareAutomatically(_ field: String, in schema: ClassSchema, in db: any SQLConnection) throws -> ClassSchema {
         guard accepts(schema.fields[field]), !fields(of: schema).contains(field) else { return schema }
         var indexes = schema.indexes?.objectValue ?? [:]
+        if indexes.isEmpty { indexes["_id_"] = ["_id": 1] }  // As Parse lists a class's first indexes (`setIndexesWithSchemaFormat`).
         var name = "\(field)_text"
         // A name already taken by an index of the client's: another one (not creating it would retry on every search).
         var suffix = 0

@@ -193,7 +193,9 @@ public final class RoostServer: @unchecked Sendable {
     /// Returns nil when the request was parked for the write batcher or the password workers, which answer it through `later`.
     private func handle(_ request: HTTPRequest, requestId: String, logger: Logger, started: DispatchTime,
                         later: LaterReply?) throws -> HTTPResponse? {
-        if request.method == "OPTIONS" { return HTTPResponse(status: 200) }
+        if request.method == "OPTIONS" {  // Parse's `allowCrossDomain`: Express's `res.sendStatus(200)`.
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array("OK".utf8))
+        }
         let mount = config.mountPath
         if WebSocketHandshake.isRequested(request.headers), request.path == mount || request.path == mount + "/" || request.path == "/" {
             return liveQueryUpgrade(request)

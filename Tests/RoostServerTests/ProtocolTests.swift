@@ -87,6 +87,7 @@ import Testing
             ], appId: false),
         ]
         #expect(responses.map(\.status) == [201, 200, 404, 403, 403, 400, 200, 200, 200])
+        #expect(responses[7].text == "OK" && responses[7].headers["content-type"] == "text/plain; charset=utf-8")
         for response in responses {
             #expect(response.headers["access-control-allow-origin"] == "*")
             #expect(response.headers["access-control-allow-methods"] == "GET,PUT,POST,DELETE,OPTIONS")

@@ -155,6 +155,27 @@ import Testing
         api.expectNeverShown(["pw-alice-list", "pw-bob-list"])
     }
 
+    /// Tokens are stored hashed, yet `where: {sessionToken: …}` finds a token's session (Cloud Code's way to check one),
+    /// answered with the token it was found by; a user still finds only their own sessions.
+    @Test func aSessionIsFoundByItsToken() async throws {
+        let api = try RecordingServer()
+        let alice = try await api.signUp("alice", "pw-alice-token")
+        let bob = try await api.signUp("bob", "pw-bob-token")
+        let byToken = { (token: String) in JSON.object(["sessionToken": .string(token)]).jsonText }
+        let found = try await api.server.request("GET", "/classes/_Session", master: true, query: ["where": byToken(bob.token)])
+        let sessions = try #require(found.json["results"]?.arrayValue, "\(found.text)")
+        #expect(sessions.count == 1 && sessions.first?["user"] == pointer("_User", bob.id), "\(found.text)")
+        #expect(sessions.first?["sessionToken"] == .string(bob.token))
+        let withOthers = try await api.server.request("GET", "/sessions", master: true, query: [
+            "where": #"{"sessionToken":"\#(alice.token)","createdWith.action":"signup"}"#, "count": "1"])
+        #expect(withOthers.json["count"] == 1 && withOthers.json["results"]?.arrayValue?.first?["user"] == pointer("_User", alice.id),
+                "\(withOthers.text)")
+        let unknown = try await api.server.request("GET", "/sessions", master: true, query: ["where": byToken("r:" + String(repeating: "0", count: 32))])
+        #expect(unknown.json["results"] == [], "\(unknown.text)")
+        #expect(try await api.send("GET", "/sessions?where=\(byToken(bob.token).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
+                                   token: alice.token).json["results"] == [])
+    }
+
     /// Guide, "Querying Sessions": "You can also add a where clause to your query, just like normal Parse objects."
     @Test func sessionsTakeParseQueries() async throws {
         let api = try RecordingServer()

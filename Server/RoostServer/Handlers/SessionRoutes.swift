@@ -42,13 +42,31 @@ enum SessionRoutes {
     /// A Parse query over the caller's sessions (all sessions for the master key).
     private static func find(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
         let caller = context.isMaster ? context.user : try requireUser(context)
-        var options = try QueryOptions.parse(try request.parameters())
-        if !context.isMaster, let caller { options.find.rowFilter = SQLFragment(sql: "userId = ?", arguments: [.text(caller.id)]) }
+        var parameters = try request.parameters()
+        // Tokens are stored hashed: `where: {sessionToken: <token>}` (how Cloud Code finds a token's session) is a
+        // lookup by the token's digest, and the session found shows the token it was found by.
+        var wanted: String?
+        if case .object(var whereClause)? = parameters["where"], case .string(let token)? = whereClause["sessionToken"] {
+            whereClause.removeValue(forKey: "sessionToken")
+            parameters["where"] = .object(whereClause)
+            wanted = token
+        }
+        var options = try QueryOptions.parse(parameters)
+        var filters: [SQLFragment] = []
+        if !context.isMaster, let caller { filters.append(SQLFragment(sql: "userId = ?", arguments: [.text(caller.id)])) }
+        if let wanted {
+            filters.append(SQLFragment(sql: "objectId IN (SELECT objectId FROM _session WHERE tokenHash = ?)",
+                                       arguments: [.text(SessionToken.digest(wanted))]))
+        }
+        if !filters.isEmpty {
+            options.find.rowFilter = SQLFragment(sql: filters.map(\.sql).joined(separator: " AND "), arguments: filters.flatMap(\.arguments))
+        }
         options.find.authorizeSubquery = { _, _, _ in throw ParseError(.invalidQuery, "Subqueries are not supported on sessions.") }
         return try context.read { db in
             try ClassRoutes.answer(options, in: sessionSchema, context: context, db: db) { row in
                 let session = try options.render(row)
-                // Only the token presented is known (tokens are stored hashed).
+                // Only the tokens presented are known.
+                if let wanted { return try session.setting("sessionToken", to: .string(wanted)) }
                 guard let caller, row.objectId == caller.sessionId else { return session }
                 return try session.setting("sessionToken", to: .string(caller.sessionToken))
             }

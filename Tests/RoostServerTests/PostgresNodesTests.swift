@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import RoostCore
 @testable import RoostServer
 import RoostTestSupport
@@ -22,6 +25,50 @@ import Testing
             if try await check() { return Date().timeIntervalSince(since) }
         }
         return nil
+    }
+
+    /// Two nodes' clients all incrementing one user's row (each increment on the request's own thread) and one object's,
+    /// each node's transactions taking turns across both: every answer 200 and every increment counted. Before the turns
+    /// were the database's, a write alone on its node kept losing to the other node's.
+    @Test func incrementsOfOneRowFromTwoNodesAllSucceed() async throws {
+        let (a, b) = try Self.twoNodes()
+        let alice = try await RecordingServer(server: a).signUp("alice", "pw-two-nodes", ["n": 0])
+        let counter = try await a.create("Counter", ["n": 0])
+        // 24 connections to each node at once (a test server's own session opens 6 per host).
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 24
+        let clients = URLSession(configuration: configuration)
+        defer { clients.invalidateAndCancel() }
+        func increment(_ node: TestServer, _ path: String, token: String?) async throws -> (Int, String) {
+            var request = URLRequest(url: URL(string: node.baseURL + path)!)
+            request.httpMethod = "PUT"
+            request.httpBody = Data(JSON.object(["n": ["__op": "Increment", "amount": 1]]).encoded())
+            for (name, value) in ["X-Parse-Application-Id": TestServer.applicationId, "Content-Type": "application/json",
+                                  "X-Parse-Session-Token": token ?? ""] where !value.isEmpty {
+                request.setValue(value, forHTTPHeaderField: name)
+            }
+            let (data, response) = try await clients.data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for node in [a, b] {
+                for client in 0..<24 {
+                    group.addTask {
+                        for _ in 0..<40 {
+                            // Half on the user's row, half on an object's (whose writes each node runs in groups).
+                            let (status, text) = client % 2 == 0
+                                ? try await increment(node, "/users/\(alice.id)", token: alice.token)
+                                : try await increment(node, "/classes/Counter/\(counter)", token: nil)
+                            #expect(status == 200, "\(text)")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let read = try await b.request("GET", "/users/me", headers: ["X-Parse-Session-Token": alice.token])
+        #expect(read.json["n"] == 960, "\(read.text)")
+        #expect(try await b.request("GET", "/classes/Counter/\(counter)").json["n"] == 960)
     }
 
     @Test func aSessionLoggedOutOnOneNodeIsRefusedOnTheOtherWithin100ms() async throws {

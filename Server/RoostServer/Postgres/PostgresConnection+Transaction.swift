@@ -46,7 +46,15 @@ extension PostgresConnection {
     /// transaction that kept losing to the same few others (one row changed by many clients at once) still lost to
     /// fresh ones at about even odds each time: under load, one of 480 increments of one user's row from 16 clients
     /// used all 20 attempts in 1 run of 5 (`UserTests.sustainedIncrementsOfOneUsersRowAllSucceed`, 12 busy loops on
-    /// the two cores). Alone, it can lose only to another node's transaction.
+    /// the two cores).
+    ///
+    /// The turns are the database's too, so that alone means alone on every node: a transaction running together holds
+    /// the advisory lock `turnsLockKey` shared (sent with its BEGIN: no round trip of its own), and one running alone
+    /// takes it exclusively before it begins, so its snapshot comes after every other node's writes have ended and no
+    /// write can come between it and its commit. Without it, one node's lone increment of a user's row still lost
+    /// to the other node's twelve writers up to its 20th attempt: 2 answers of 1,440 were 500 (two nodes, 12 clients
+    /// each on one user's row and 12 on one object, `flood2.py`). A write within another (on the same thread) takes
+    /// no lock: its outer write holds one for it, and waiting on it would wait for itself.
     func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, statementTimeout: UInt64?, takingTurnsIn turns: WriterGate?,
                         _ body: (PostgresConnection) throws -> T) throws -> T {
         precondition(attempts > 0, "a transaction needs at least one attempt")
@@ -56,15 +64,38 @@ extension PostgresConnection {
                 guard let turns else {
                     return try transactionOnce(isolation, statementTimeout: statementTimeout, awaitingCommit: true, body)
                 }
+                let outermost = !turns.isEnteredByCurrentThread
                 if attempt > Self.failuresBeforeRunningAlone {
-                    return try turns.alone { try transactionOnce(isolation, statementTimeout: statementTimeout, awaitingCommit: true, body) }
+                    return try turns.alone {
+                        try aloneOnEveryNode(outermost) {
+                            try transactionOnce(isolation, statementTimeout: statementTimeout, awaitingCommit: true, body)
+                        }
+                    }
                 }
-                return try turns.together { try transactionOnce(isolation, statementTimeout: statementTimeout, awaitingCommit: true, body) }
+                return try turns.together {
+                    try transactionOnce(isolation, statementTimeout: statementTimeout, awaitingCommit: true, sharingTurns: outermost, body)
+                }
             } catch let error as PostgresError where error.sqlState?.isRetryable == true && attempt < attempts && isConnected {
                 usleep(Self.retryDelay(afterFailures: attempt))  // Outside the gate: the others go on meanwhile.
                 attempt += 1
             }
         }
+    }
+
+    /// The advisory lock (https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS) through which
+    /// write transactions take turns across nodes; an arbitrary number, Roost's alone in its database.
+    static let turnsLockKey: Int64 = 7_626_511_403
+
+    /// Runs `body` (a transaction) holding `turnsLockKey` exclusively, taken at session level before it begins (a
+    /// transaction's own lock would come after its snapshot) and given back after it ends, or with the connection.
+    private func aloneOnEveryNode<T>(_ isOutermost: Bool, _ body: () throws -> T) throws -> T {
+        guard isOutermost else { return try body() }
+        // In a transaction of its own only for its time limit: none (it waits for the writes running on every node).
+        try transactionOnce(.readCommitted, statementTimeout: 0, awaitingCommit: true) { db in
+            _ = try db.execute("SELECT pg_advisory_lock(\(Self.turnsLockKey))")
+        }
+        defer { if isConnected { _ = try? execute("SELECT pg_advisory_unlock(\(Self.turnsLockKey))") } }
+        return try body()
     }
 
     /// Failed attempts after which a transaction with `takingTurnsIn` runs alone: a few, as most conflicts end within
@@ -81,8 +112,9 @@ extension PostgresConnection {
         return UInt32.random(in: 0...UInt32(ceiling))
     }
 
+    /// - Parameter sharingTurns: the transaction holds `turnsLockKey` shared (see `transaction(_:attempts:...)`).
     private func transactionOnce<T>(_ isolation: PostgresIsolation, statementTimeout: UInt64?, awaitingCommit: Bool,
-                                    _ body: (PostgresConnection) throws -> T) throws -> T {
+                                    sharingTurns: Bool = false, _ body: (PostgresConnection) throws -> T) throws -> T {
         guard isIdle else {
             if !isConnected { throw lostOrFailed(message: String(cString: PQerrorMessage(handle))) }
             throw PostgresError(.misuse, message: "a transaction is already open on this connection", endpoint: endpoint)
@@ -95,6 +127,7 @@ extension PostgresConnection {
         } else if statementTimeout == nil, statementTimeoutOutsideTransactions != nil {
             sendWithNext("SET LOCAL statement_timeout TO DEFAULT")  // The server's, not the session's own.
         }
+        if sharingTurns { sendWithNext("SELECT pg_advisory_xact_lock_shared(\(Self.turnsLockKey))") }
         let opening = statementsToSend.count
         let value: T
         do {

@@ -42,6 +42,12 @@ final class WriterGate: @unchecked Sendable {  // Its state only under `conditio
         return try body()
     }
 
+    /// Whether the calling thread is inside the gate already (its write runs within another).
+    var isEnteredByCurrentThread: Bool {
+        let thread = pthread_self()
+        return condition.withLock { inside.contains { pthread_equal($0, thread) != 0 } }
+    }
+
     private func leave(_ thread: pthread_t) {
         if let index = inside.firstIndex(where: { pthread_equal($0, thread) != 0 }) { inside.remove(at: index) }
     }

@@ -42,6 +42,12 @@ enum ClassRoutes {
     }
 
     static func find(_ className: String, request: APIRequest, context: RequestContext, isSystemRoute: Bool = false) throws -> APIResponse {
+        if ObjectWriter.masterOnlyClasses.contains(className) {
+            // Parse's internal classes (push and job status...): the master key's alone; Roost keeps none of their objects.
+            if !context.isMaster { try ObjectWriter.checkMasterOnlyClass(className, "find") }
+            let options = try QueryOptions.parse(try request.parameters())
+            return APIResponse(body: options.wantsCount ? ["results": [], "count": 0] : ["results": []])
+        }
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
         try checkFindAllowed(className, context: context)
         var options = try QueryOptions.parse(try request.parameters())
@@ -201,6 +207,10 @@ enum ClassRoutes {
 
     static func get(_ className: String, _ objectId: String, request: APIRequest, context: RequestContext,
                     isSystemRoute: Bool = false) throws -> APIResponse {
+        if ObjectWriter.masterOnlyClasses.contains(className) {
+            if !context.isMaster { try ObjectWriter.checkMasterOnlyClass(className, "get") }
+            throw ObjectWriter.objectNotFound
+        }
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
         var options = try QueryOptions.parse(try request.parameters(), isGet: true)
         let object = try context.read(.eachStatement) { db -> JSON? in

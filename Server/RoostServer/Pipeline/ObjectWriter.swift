@@ -135,11 +135,12 @@ enum ObjectWriter {
     /// alone; Roost keeps none of them as classes (the master key is told the name is invalid), and refuses clients
     /// as Parse does (`enforceRoleSecurity`).
     static func checkMasterOnlyClass(_ className: String, _ operation: String) throws {
-        let masterOnly: Set<String> = ["_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Idempotency"]
-        if masterOnly.contains(className) {
+        if masterOnlyClasses.contains(className) {
             throw ParseError(.operationForbidden, "Clients aren't allowed to perform the \(operation) operation on the \(className) collection.")
         }
     }
+
+    static let masterOnlyClasses: Set<String> = ["_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Idempotency"]
 
     /// Parse's schema check of `createdAt` and `updatedAt`, which comes before it ignores their values (the server sets
     /// them): anything but a Date (or null) is 111, `schema mismatch for <C>.createdAt; expected Date but got Number`.

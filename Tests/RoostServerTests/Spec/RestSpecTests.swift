@@ -159,6 +159,12 @@ import Testing
             let refused = try await server.request("POST", "/classes/\(className)", json: [:])
             expectError(refused, 119, "Clients aren't allowed to perform the create operation on the \(className) collection.")
             expectError(try await server.request("POST", "/classes/\(className)", json: [:], master: true), 103)
+            // Reads: the master key finds none (Parse-Swift's `ParsePushStatus.query()`), clients are refused.
+            expectError(try await server.request("GET", "/classes/\(className)"), 119,
+                        "Clients aren't allowed to perform the find operation on the \(className) collection.")
+            let found = try await server.request("GET", "/classes/\(className)", master: true, query: ["count": "1"])
+            #expect(found.status == 200 && found.json == ["results": [], "count": 0], "\(found.text)")
+            expectError(try await server.request("GET", "/classes/\(className)/abc", master: true), 101)
         }
     }
 

@@ -75,6 +75,7 @@ extension FieldCondition {
             return .object(result)
         case .withinBox(let southWest, let northEast): return ["$within": ["$box": [geo(southWest), geo(northEast)]]]
         case .withinPolygon(let points): return ["$geoWithin": ["$polygon": .array(points.map(geo))]]
+        case .polygonContains(let point): return ["$geoIntersects": ["$point": geo(point)]]
         case .withinCenterSphere(let center, let radius):
             return ["$geoWithin": ["$centerSphere": [geo(center), .number(radius)]]]
         case .matchesText(let search): return ["$text": search.json]

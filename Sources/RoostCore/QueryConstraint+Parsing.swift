@@ -168,6 +168,11 @@ extension QueryConstraint {
                 return .withinCenterSphere(center, radius: radius)
             }
             throw ParseError(.invalidJSON, "bad $geoWithin value")
+        case "$geoIntersects":
+            guard let point = operand["$point"], point["__type"]?.stringValue == "GeoPoint" else {
+                throw ParseError(.invalidJSON, "bad $geoIntersect value; $point should be GeoPoint")
+            }
+            return .polygonContains(try geoPoint(point, "$geoIntersect"))
         default:
             if op.hasPrefix("$") { throw ParseError(.invalidJSON, "bad constraint: \(op)") }
             // A plain key mixed with operators compares the plain part for equality, as Parse does.

@@ -87,6 +87,8 @@ public enum FieldCondition: Equatable, Sendable {
     case withinBox(southWest: GeoPoint, northEast: GeoPoint)
     /// Inside the polygon.
     case withinPolygon([GeoPoint])
+    /// A Polygon field that holds the point, its edges included (`$geoIntersects` with `$point`).
+    case polygonContains(GeoPoint)
     /// Within `radius` radians of the center.
     case withinCenterSphere(GeoPoint, radius: Double)
     /// A string whose words match a full text search (`$text`).

@@ -17,6 +17,8 @@ extension PostgresQueryCompiler {
                 parameters: [.double(southWest.latitude), .double(northEast.latitude), .double(southWest.longitude), .double(northEast.longitude)])
         case .withinPolygon(let points):
             return inPolygon(key, points)
+        case .polygonContains(let point):
+            return polygonContains(key, point)
         case .withinCenterSphere(let center, let radius):
             let distance = geoDistance(key, center)
             return PostgresFragment(sql: "\(distance.sql) <= \(mark)", parameters: distance.parameters + [.double(radius)])
@@ -64,6 +66,27 @@ extension PostgresQueryCompiler {
 
     /// `GeoMath.contains`, edge by edge over a jsonb parameter `[[latI, lngI, latJ, lngJ], ...]` (each edge from a point
     /// to the one before it): on some edge, or crossed by an odd number of edges.
+    /// `inPolygon`'s test with the roles swapped: the point is the query's, the edges the row's Polygon's (`coordinates`
+    /// `[[lat, lng], ...]`, each vertex paired with the one before it, the first with the last).
+    private func polygonContains(_ key: String, _ point: GeoPoint) -> PostgresFragment {
+        let mark = PostgresFragment.parameter
+        let polygon = json(key)
+        let coordinates = "(CASE WHEN \(polygon) ->> '__type' = 'Polygon' AND jsonb_typeof(\(polygon) -> 'coordinates') = 'array' "
+            + "THEN \(polygon) -> 'coordinates' ELSE '[]'::jsonb END)"
+        let sql = """
+            COALESCE((SELECT bool_or(abs((e.lj - e.li) * (p.lng - e.gi) - (e.gj - e.gi) * (p.lat - e.li)) \
+            <= 1e-12 * greatest(1, abs(e.lj - e.li) + abs(e.gj - e.gi)) \
+            AND p.lat BETWEEN least(e.li, e.lj) AND greatest(e.li, e.lj) AND p.lng BETWEEN least(e.gi, e.gj) AND greatest(e.gi, e.gj)) \
+            OR count(*) FILTER (WHERE CASE WHEN (e.gi > p.lng) <> (e.gj > p.lng) \
+            THEN p.lat < (e.lj - e.li) * (p.lng - e.gi) / (e.gj - e.gi) + e.li ELSE FALSE END) % 2 = 1 \
+            FROM (SELECT \(mark)::float8 AS lat, \(mark)::float8 AS lng) AS p, \
+            (SELECT (v.vertex ->> 0)::float8 AS li, (v.vertex ->> 1)::float8 AS gi, (v.previous ->> 0)::float8 AS lj, \
+            (v.previous ->> 1)::float8 AS gj FROM (SELECT c.vertex, lag(c.vertex, 1, \(coordinates) -> -1) OVER (ORDER BY c.n) AS previous \
+            FROM jsonb_array_elements(\(coordinates)) WITH ORDINALITY AS c(vertex, n)) AS v) AS e), FALSE)
+            """
+        return PostgresFragment(sql: sql, parameters: [.double(point.latitude), .double(point.longitude)])
+    }
+
     private func inPolygon(_ key: String, _ points: [GeoPoint]) -> PostgresFragment {
         guard !points.isEmpty else { return PostgresFragment(sql: "FALSE") }
         let edges = points.indices.map { i -> JSON in

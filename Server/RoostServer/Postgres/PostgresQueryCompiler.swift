@@ -126,7 +126,7 @@ struct PostgresQueryCompiler {
         case .doesNotMatchKeyInQuery(let subKey, let subquery): return try selectKey(key, subKey, subquery, negated: true)
         case .matchesQuery(let subquery): return try inQuery(key, subquery, negated: false)
         case .doesNotMatchQuery(let subquery): return try inQuery(key, subquery, negated: true)
-        case .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere: return geo(key, condition)
+        case .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere, .polygonContains: return geo(key, condition)
         case .matchesText(let search): return textSearch(key, search)
         }
     }

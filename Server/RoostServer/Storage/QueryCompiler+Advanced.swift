@@ -70,6 +70,12 @@ extension QueryCompiler {
         case .withinCenterSphere(let center, let radius):
             let distance = geoDistance(key, center)
             return SQLFragment(sql: "\(distance.sql) <= ?", arguments: distance.arguments + [.real(radius)])
+        case .polygonContains(let point):
+            // A Polygon's `coordinates` are `[[lat, lng], ...]`, as `roost_geo_in_polygon` reads them.
+            let path = jsonPath(key)
+            return SQLFragment(
+                sql: "CASE WHEN json_extract(data, '\(path).__type') = 'Polygon' THEN roost_geo_in_polygon(?, ?, json_extract(data, '\(path).coordinates')) ELSE 0 END",
+                arguments: [.real(point.latitude), .real(point.longitude)])
         default:
             throw ParseError(.invalidQuery, "unsupported constraint on \(key)")
         }

@@ -174,7 +174,8 @@ struct QueryCompiler {
             let inner = try membership(key, pointersForIds(key, values))
             return SQLFragment(sql: "NOT COALESCE((\(inner.sql)), 0)", arguments: inner.arguments)
         case .containsAll, .containedBy, .containsAllMatching, .matchesRegex, .matchesKeyInQuery, .doesNotMatchKeyInQuery, .matchesQuery,
-            .doesNotMatchQuery, .nearSphere, .withinBox, .withinPolygon, .withinCenterSphere, .matchesText:
+            .doesNotMatchQuery, .nearSphere, .withinBox, .withinPolygon, .polygonContains, .withinCenterSphere,
+            .matchesText:
             return try compileAdvanced(key, condition)
         case .exists(let flag):
             switch key {

@@ -167,7 +167,7 @@ private let geoDistance: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoi
 
 private let geoInPolygon: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
     guard let arguments, let lat = number(arguments[0]), let lng = number(arguments[1]), let polygon = text(arguments[2]),
-        let points = (try? JSONSerialization.jsonObject(with: Data(polygon.utf8))) as? [[Double]]
+        let points = (try? JSONSerialization.jsonObject(with: Data(polygon.utf8))) as? [[Double]], points.allSatisfy({ $0.count >= 2 })
     else {
         sqlite3_result_int(context, 0)
         return

@@ -76,9 +76,11 @@ enum SchemaRoutes {
         guard Names.isValidIdentifier(className) || className == InstallationRoutes.className else {
             throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
         }
-        var fields: [String: FieldType] = [:]
+        var fields: [String: FieldType] = [:], options: [String: JSON] = [:]
         for (name, value) in body["fields"]?.objectValue ?? [:] {
-            fields[name] = try fieldType(name, value, of: className)
+            let type = try fieldType(name, value, of: className)
+            fields[name] = type
+            options[name] = try FieldOptions.checked(value, type: type, className: className, field: name)
         }
         try ClassSchema.checkSingleGeoPoint(fields)
         // `null` is no permissions: the defaults. (JSON takes a `nil` literal as its own null, hence `.none`.)
@@ -99,6 +101,10 @@ enum SchemaRoutes {
                 try SchemaStore.save(schema, in: db)
             } else {
                 schema = try SchemaStore.create(className, fields: fields, classLevelPermissions: permissions, in: db)
+            }
+            if !options.isEmpty {
+                schema.fieldOptions.merge(options) { _, given in given }
+                try SchemaStore.save(schema, in: db)
             }
             try IndexStore.indexNewPointers(fields, of: schema, in: db)
             if let indexes = body["indexes"] {
@@ -125,6 +131,7 @@ enum SchemaRoutes {
                     }
                     // Only names already in the schema (validated when added) reach the SQL below.
                     schema.fields.removeValue(forKey: name)
+                    schema.fieldOptions.removeValue(forKey: name)
                     schema = try TextIndex.forget(name, of: schema, in: db)  // Before the rows change: nothing left to keep in step.
                     try IndexStore.dropDeclared(on: name, from: &schema, deletedByRequest: deletedIndexes, db: db)
                     try db.execute("UPDATE \(schema.tableName) SET data = json_remove(data, '$.\(name)')", cacheable: false)
@@ -140,9 +147,12 @@ enum SchemaRoutes {
                     if let sent = FieldType(schemaJSON: value), sent != existing {
                         throw ParseError(.incorrectType, "schema mismatch for \(className).\(name); expected \(existing.displayName) but got \(sent.displayName)")
                     }
+                    // Its options become the ones sent (Parse's `updateFieldOptions`).
+                    if schema.fields[name] != nil { schema.fieldOptions[name] = FieldOptions.of(value) }
                 } else {
                     let type = try fieldType(name, value, of: className)
                     schema.fields[name] = type
+                    schema.fieldOptions[name] = try FieldOptions.checked(value, type: type, className: className, field: name)
                     try RelationStore.markExisting([name: type], schema: schema, in: db)
                 }
             }

@@ -36,9 +36,11 @@ enum ObjectWriter {
         let changes = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
         try rules?.check(changes, existing: nil)
         let now = ParseDate.now()
-        let object = try context.write { db -> StoredObject in
+        let (object, defaulted) = try context.write { db -> (StoredObject, [String]) in
             let current = try SchemaStore.load(className, in: db)
             _ = try ClassPermissions.check(.create, current, context: context)
+            var changes = changes
+            let defaulted = try FieldOptions.apply(current, to: &changes, isCreate: true)
             let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
             var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(), createdAt: now, updatedAt: now,
                                       acl: changes.acl, fields: [:])
@@ -46,11 +48,11 @@ enum ObjectWriter {
             RelationStore.addMarkers(to: &object.fields, schema: schema)
             try ObjectStore.insert(object, into: schema, in: db)
             try RelationStore.apply(changes.operations, className: className, objectId: object.objectId, in: db)
-            return object
+            return (object, defaulted)
         }
         triggers.afterSave(object.wireJSON(excluding: []), original: nil)
         var response: [String: JSON] = ["objectId": .string(object.objectId), "createdAt": .string(object.createdAt.iso)]
-        echo(changedByTrigger, of: object, into: &response)
+        echo(changedByTrigger + defaulted, of: object, into: &response)  // Parse answers a default as a trigger's change.
         return APIResponse(
             status: 201, body: .object(response),
             headers: [("Location", "\(context.publicURL)/classes/\(className)/\(object.objectId)")])
@@ -94,6 +96,8 @@ enum ObjectWriter {
             else { throw objectNotFound }
             let original = object
             try rules?.check(changes, existing: object)
+            var changes = changes
+            _ = try FieldOptions.apply(current, to: &changes, isCreate: false)
             let schema = try schemaForWrite(className, changes, current: current, updating: object, context: context, in: db)
             object.fields = try apply(changes.operations, to: object.fields)
             RelationStore.addMarkers(to: &object.fields, schema: schema)  // A `Delete` does not remove a relation (Parse keeps its pairs).

@@ -12,6 +12,8 @@ public struct ClassSchema: Sendable, Equatable {
     var view: String? = nil
     /// PostgreSQL: the fields with a generated column of their typed value (`PostgresTypedColumns`). Empty on SQLite.
     var typedColumns: Set<String> = []
+    /// Parse's field options, by field: `{"required": true}`, `{"defaultValue": …}` (`FieldOptions`).
+    var fieldOptions: [String: JSON] = [:]
 
     /// The SQL table of this class's objects. Safe to splice: built from an integer (or one of our view names).
     var tableName: String { view ?? "\"c\(id)\"" }
@@ -55,7 +57,7 @@ public struct ClassSchema: Sendable, Equatable {
     var json: JSON {
         var allFields: [String: JSON] = [:]
         for (name, type) in ClassSchema.defaultFields.merging(fields, uniquingKeysWith: { _, custom in custom }) {
-            allFields[name] = type.schemaJSON
+            allFields[name] = FieldOptions.declaration(type, options: fieldOptions[name])
         }
         // Parse lists `password` among `_User`'s fields; its hash lives elsewhere and is never returned.
         if className == "_User" { allFields["password"] = FieldType.string.schemaJSON }

@@ -70,7 +70,7 @@ enum SchemaStore {
         db.schemaChanged()
         try db.execute(
             "UPDATE _schema SET fields = ?, classLevelPermissions = ?, indexes = ?, typedColumns = ? WHERE id = ?",
-            [.text(encode(schema.fields)), schema.classLevelPermissions.map { .text($0.jsonText) } ?? .null,
+            [.text(encode(schema.fields, options: schema.fieldOptions)), schema.classLevelPermissions.map { .text($0.jsonText) } ?? .null,
              schema.indexes.map { .text($0.jsonText) } ?? .null, PostgresTypedColumns.recorded(schema.typedColumns), .integer(schema.id)])
     }
 
@@ -84,8 +84,10 @@ enum SchemaStore {
         try db.execute("DELETE FROM _join WHERE owningClass = ?", [.text(schema.className)])
     }
 
-    private static func encode(_ fields: [String: FieldType]) -> String {
-        JSON.object(fields.mapValues(\.schemaJSON)).jsonText
+    private static func encode(_ fields: [String: FieldType], options: [String: JSON] = [:]) -> String {
+        var declared: [String: JSON] = [:]
+        for (name, type) in fields { declared[name] = FieldOptions.declaration(type, options: options[name]) }
+        return JSON.object(declared).jsonText
     }
 
     /// Decoded schemas by their stored text: every request reads its class's row (so it always sees
@@ -102,11 +104,12 @@ enum SchemaStore {
 
     private static func parse(_ row: [SQLValue], className: String) throws -> ClassSchema {
         let fieldsText = row[2].text ?? "{}"
-        var fields: [String: FieldType] = [:]
+        var fields: [String: FieldType] = [:], options: [String: JSON] = [:]
         if case .object(let members) = try JSONParser.parse(fieldsText) {
             for (name, json) in members {
                 guard let type = FieldType(schemaJSON: json) else { throw StorageError.corruptRow(className: "_schema", objectId: className) }
                 fields[name] = type
+                options[name] = FieldOptions.of(json)
             }
         }
         let clpText = row[3].text
@@ -116,6 +119,7 @@ enum SchemaStore {
             classLevelPermissions: try clpText.map { ClassSchema.completed(try JSONParser.parse($0)) },
             indexes: try indexesText.map { try JSONParser.parse($0) })
         schema.typedColumns = PostgresTypedColumns.fields(recorded: row[5].text)
+        schema.fieldOptions = options
         return schema
     }
 }

@@ -96,4 +96,79 @@ import Testing
         let names = listed.json["results"]?.arrayValue?.compactMap { $0["className"]?.stringValue } ?? []
         #expect(names == ["_Role", "_User"], "\(listed.text)")
     }
+
+    // spec: schemas.spec.js: try to set a relation field as a required field
+    // spec: schemas.spec.js: try to set a relation field with a default value
+    // spec: schemas.spec.js: try to update schemas with a relation field with options
+    // spec: schemas.spec.js: validated the data type of default values when creating a new class
+    // spec: schemas.spec.js: validated the data type of default values when adding new fields
+    @Test func fieldOptionsAreChecked() async throws {
+        let server = try TestServer()
+        let relation: JSON = ["type": "Relation", "targetClass": "SomeClass"]
+        for options: [String: JSON] in [["required": true], ["defaultValue": ["__type": "Relation", "className": "_User"]]] {
+            let declared = relation.objectValue!.merging(options) { $1 }
+            expectError(try await server.request("POST", "/schemas", json: ["className": "WithRelation", "fields": ["relation": .object(declared)]],
+                                                 master: true), 111)
+        }
+        expectError(try await server.request("POST", "/schemas", json: ["className": "NewClassWithValidation",
+                                                                         "fields": ["foo": ["type": "String", "defaultValue": 10]]], master: true),
+                    111, "schema mismatch for NewClassWithValidation.foo default value; expected String but got Number")
+        let created = try await server.request("POST", "/schemas", json: ["className": "NewClassWithValidation",
+                                                                         "fields": ["foo": ["type": "String", "defaultValue": "some value"]]], master: true)
+        #expect(created.json["fields"]?["foo"] == ["type": "String", "defaultValue": "some value"], "\(created.text)")
+        expectError(try await server.request("PUT", "/schemas/NewClassWithValidation", json: ["fields": ["foo2": ["type": "String", "defaultValue": 10]]],
+                                             master: true),
+                    111, "schema mismatch for NewClassWithValidation.foo2 default value; expected String but got Number")
+        expectError(try await server.request("PUT", "/schemas/NewClassWithValidation", json: ["fields": ["relation": .object(relation.objectValue!.merging(["required": true]) { $1 })]],
+                                             master: true), 111)
+    }
+
+    // spec: schemas.spec.js: should validate required fields
+    @Test func requiredFieldsAndDefaultValuesApplyToSaves() async throws {
+        let server = try TestServer()
+        _ = try await server.request("POST", "/schemas/NewClass", json: [:], master: true)
+        let declared = try await server.request("PUT", "/schemas/NewClass", json: ["fields": [
+            "newRequiredField": ["type": "String", "required": true],
+            "newRequiredFieldWithDefaultValue": ["type": "String", "required": true, "defaultValue": "some value"],
+            "newNotRequiredField": ["type": "String", "required": false],
+            "newNotRequiredFieldWithDefaultValue": ["type": "String", "required": false, "defaultValue": "some value"],
+            "newRegularFieldWithDefaultValue": ["type": "String", "defaultValue": "some value"],
+            "newRegularField": ["type": "String"],
+        ]], master: true)
+        #expect(declared.json["fields"]?["newRequiredFieldWithDefaultValue"] == ["type": "String", "required": true, "defaultValue": "some value"],
+                "\(declared.text)")
+        expectError(try await server.request("POST", "/classes/NewClass", json: [:]), 142, "newRequiredField is required")
+        let created = try await server.request("POST", "/classes/NewClass", json: ["newRequiredField": "some value"])
+        #expect(created.status == 201, "\(created.text)")
+        // The defaults come back with the create's answer, as a trigger's changes do.
+        #expect(created.json["newRequiredFieldWithDefaultValue"] == "some value" && created.json["newNotRequiredFieldWithDefaultValue"] == "some value"
+                && created.json["newRegularFieldWithDefaultValue"] == "some value" && created.json["newNotRequiredField"] == nil, "\(created.text)")
+        let id = try #require(created.json["objectId"]?.stringValue)
+        let path = "/classes/NewClass/\(id)"
+        for value: JSON in [.null, ["__op": "Delete"]] {
+            expectError(try await server.request("PUT", path, json: ["newRequiredField": value]), 142, "newRequiredField is required")
+        }
+        for value: JSON in [["__op": "Delete"], ""] {
+            expectError(try await server.request("PUT", path, json: ["newRequiredFieldWithDefaultValue": value]), 142,
+                        "newRequiredFieldWithDefaultValue is required")
+        }
+        let updated = try await server.request("PUT", path, json: ["newRequiredFieldWithDefaultValue": "some value2", "newNotRequiredField": "",
+                                                                    "newNotRequiredFieldWithDefaultValue": .null, "newRegularField": ["__op": "Delete"]])
+        #expect(updated.status == 200, "\(updated.text)")
+        let read = try await server.request("GET", path)
+        #expect(read.json["newRequiredField"] == "some value" && read.json["newRequiredFieldWithDefaultValue"] == "some value2"
+                && read.json["newNotRequiredField"] == "" && read.json["newNotRequiredFieldWithDefaultValue"] == .null
+                && read.json["newRegularField"] == nil, "\(read.text)")
+        let given = try await server.request("POST", "/classes/NewClass", json: ["newRequiredField": "v3", "newRequiredFieldWithDefaultValue": "v3",
+                                                                               "newNotRequiredFieldWithDefaultValue": "v3"])
+        #expect(given.status == 201 && given.json["newNotRequiredFieldWithDefaultValue"] == nil, "\(given.text)")
+        let stored = try await server.request("GET", "/classes/NewClass/\(given.json["objectId"]?.stringValue ?? "")")
+        #expect(stored.json["newRequiredFieldWithDefaultValue"] == "v3" && stored.json["newNotRequiredFieldWithDefaultValue"] == "v3")
+        // Sending a field back as fetched keeps its options; sending it without them drops them (Parse's updateFieldOptions).
+        let fetched = try await server.request("GET", "/schemas/NewClass", master: true)
+        #expect(try await server.request("PUT", "/schemas/NewClass", json: ["fields": fetched.json["fields"] ?? [:]], master: true).json["fields"]
+                == fetched.json["fields"])
+        _ = try await server.request("PUT", "/schemas/NewClass", json: ["fields": ["newRequiredField": ["type": "String"]]], master: true)
+        #expect(try await server.request("POST", "/classes/NewClass", json: [:]).status == 201)
+    }
 }

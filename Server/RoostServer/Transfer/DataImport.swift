@@ -199,8 +199,9 @@ private struct Importer {
         guard let className = record["className"]?.stringValue, Names.isValidClassName(className), className != "_Session" else {
             throw failure("a schema without a valid className")
         }
-        var fields: [String: FieldType] = [:]
+        var fields: [String: FieldType] = [:], options: [String: JSON] = [:]
         for (name, json) in try object(record, "fields").objectValue ?? [:] {
+            options[name] = FieldOptions.of(json)
             guard Names.isValidFieldName(name), !Names.reservedFields.contains(name), let type = FieldType(schemaJSON: json) else {
                 throw failure("field \(name) of \(className) is not a valid field")
             }
@@ -214,6 +215,7 @@ private struct Importer {
         default: schema = try SchemaStore.create(className, fields: [:], classLevelPermissions: nil, in: db)
         }
         schema.fields.merge(fields) { _, exported in exported }
+        schema.fieldOptions.merge(options) { _, exported in exported }
         if let permissions = record["classLevelPermissions"], permissions != .null {
             schema.classLevelPermissions = ClassSchema.completed(permissions)
         }

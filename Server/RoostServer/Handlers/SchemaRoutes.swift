@@ -72,7 +72,7 @@ enum SchemaRoutes {
         if VolatileSchemas.json(of: className) != nil || systemClassExists {
             throw ParseError(.invalidClassName, "Class \(className) already exists.")
         }
-        // `_Installation` may be created before its first device; `_Session` keeps its rows in a table of its own.
+        // `_Installation` may be created before its first device; `_Session` may not (its rows live in a table of its own).
         guard Names.isValidIdentifier(className) || className == InstallationRoutes.className else {
             throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
         }

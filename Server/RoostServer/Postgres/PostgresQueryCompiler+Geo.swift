@@ -64,8 +64,6 @@ extension PostgresQueryCompiler {
             parameters: [.double(point.latitude), .double(point.longitude)])
     }
 
-    /// `GeoMath.contains`, edge by edge over a jsonb parameter `[[latI, lngI, latJ, lngJ], ...]` (each edge from a point
-    /// to the one before it): on some edge, or crossed by an odd number of edges.
     /// `inPolygon`'s test with the roles swapped: the point is the query's, the edges the row's Polygon's (`coordinates`
     /// `[[lat, lng], ...]`, each vertex paired with the one before it, the first with the last).
     private func polygonContains(_ key: String, _ point: GeoPoint) -> PostgresFragment {
@@ -73,20 +71,17 @@ extension PostgresQueryCompiler {
         let polygon = json(key)
         let coordinates = "(CASE WHEN \(polygon) ->> '__type' = 'Polygon' AND jsonb_typeof(\(polygon) -> 'coordinates') = 'array' "
             + "THEN \(polygon) -> 'coordinates' ELSE '[]'::jsonb END)"
-        let sql = """
-            COALESCE((SELECT bool_or(abs((e.lj - e.li) * (p.lng - e.gi) - (e.gj - e.gi) * (p.lat - e.li)) \
-            <= 1e-12 * greatest(1, abs(e.lj - e.li) + abs(e.gj - e.gi)) \
-            AND p.lat BETWEEN least(e.li, e.lj) AND greatest(e.li, e.lj) AND p.lng BETWEEN least(e.gi, e.gj) AND greatest(e.gi, e.gj)) \
-            OR count(*) FILTER (WHERE CASE WHEN (e.gi > p.lng) <> (e.gj > p.lng) \
-            THEN p.lat < (e.lj - e.li) * (p.lng - e.gi) / (e.gj - e.gi) + e.li ELSE FALSE END) % 2 = 1 \
-            FROM (SELECT \(mark)::float8 AS lat, \(mark)::float8 AS lng) AS p, \
+        let edges = """
             (SELECT (v.vertex ->> 0)::float8 AS li, (v.vertex ->> 1)::float8 AS gi, (v.previous ->> 0)::float8 AS lj, \
             (v.previous ->> 1)::float8 AS gj FROM (SELECT c.vertex, lag(c.vertex, 1, \(coordinates) -> -1) OVER (ORDER BY c.n) AS previous \
-            FROM jsonb_array_elements(\(coordinates)) WITH ORDINALITY AS c(vertex, n)) AS v) AS e), FALSE)
+            FROM jsonb_array_elements(\(coordinates)) WITH ORDINALITY AS c(vertex, n)) AS v)
             """
-        return PostgresFragment(sql: sql, parameters: [.double(point.latitude), .double(point.longitude)])
+        return PostgresFragment(sql: Self.contains(point: "(SELECT \(mark)::float8 AS lat, \(mark)::float8 AS lng)", edges: edges),
+                                parameters: [.double(point.latitude), .double(point.longitude)])
     }
 
+    /// The point at `key` inside the polygon, edge by edge over a jsonb parameter `[[latI, lngI, latJ, lngJ], ...]` (each
+    /// edge from a point to the one before it).
     private func inPolygon(_ key: String, _ points: [GeoPoint]) -> PostgresFragment {
         guard !points.isEmpty else { return PostgresFragment(sql: "FALSE") }
         let edges = points.indices.map { i -> JSON in
@@ -94,18 +89,26 @@ extension PostgresQueryCompiler {
             return [.number(points[i].latitude), .number(points[i].longitude), .number(points[j].latitude), .number(points[j].longitude)]
         }
         let (lat, lng) = coordinates(key)
-        // CASE guards the division: PostgreSQL raises on float8 division by zero, where Swift's `&&` never reaches it.
-        let sql = """
-            COALESCE((SELECT bool_or(abs((e.lj - e.li) * (p.lng - e.gi) - (e.gj - e.gi) * (p.lat - e.li)) \
-            <= 1e-12 * greatest(1, abs(e.lj - e.li) + abs(e.gj - e.gi)) \
-            AND p.lat BETWEEN least(e.li, e.lj) AND greatest(e.li, e.lj) AND p.lng BETWEEN least(e.gi, e.gj) AND greatest(e.gi, e.gj)) \
-            OR count(*) FILTER (WHERE CASE WHEN (e.gi > p.lng) <> (e.gj > p.lng) \
-            THEN p.lat < (e.lj - e.li) * (p.lng - e.gi) / (e.gj - e.gi) + e.li ELSE FALSE END) % 2 = 1 \
-            FROM (SELECT \(lat) AS lat, \(lng) AS lng) AS p, \
+        let edgeRows = """
             (SELECT (edge.value ->> 0)::float8 AS li, (edge.value ->> 1)::float8 AS gi, (edge.value ->> 2)::float8 AS lj, \
-            (edge.value ->> 3)::float8 AS gj FROM jsonb_array_elements(\(PostgresFragment.parameter)::jsonb) AS edge(value)) AS e \
-            WHERE p.lat IS NOT NULL AND p.lng IS NOT NULL), FALSE)
+            (edge.value ->> 3)::float8 AS gj FROM jsonb_array_elements(\(PostgresFragment.parameter)::jsonb) AS edge(value))
             """
-        return PostgresFragment(sql: sql, parameters: [.text(JSON.array(edges).jsonText)])
+        return PostgresFragment(sql: Self.contains(point: "(SELECT \(lat) AS lat, \(lng) AS lng)", edges: edgeRows,
+                                                   where: " WHERE p.lat IS NOT NULL AND p.lng IS NOT NULL"),
+                                parameters: [.text(JSON.array(edges).jsonText)])
+    }
+
+    /// `GeoMath.contains` in SQL: point `p` (a row of `lat`, `lng`) on some edge of `e` (rows of `li`, `gi`, `lj`, `gj`)
+    /// or crossed by an odd number of them. CASE guards the division: PostgreSQL raises on float8 division by zero,
+    /// where Swift's `&&` never reaches it.
+    private static func contains(point: String, edges: String, where condition: String = "") -> String {
+        """
+        COALESCE((SELECT bool_or(abs((e.lj - e.li) * (p.lng - e.gi) - (e.gj - e.gi) * (p.lat - e.li)) \
+        <= 1e-12 * greatest(1, abs(e.lj - e.li) + abs(e.gj - e.gi)) \
+        AND p.lat BETWEEN least(e.li, e.lj) AND greatest(e.li, e.lj) AND p.lng BETWEEN least(e.gi, e.gj) AND greatest(e.gi, e.gj)) \
+        OR count(*) FILTER (WHERE CASE WHEN (e.gi > p.lng) <> (e.gj > p.lng) \
+        THEN p.lat < (e.lj - e.li) * (p.lng - e.gi) / (e.gj - e.gi) + e.li ELSE FALSE END) % 2 = 1 \
+        FROM \(point) AS p, \(edges) AS e\(condition)), FALSE)
+        """
     }
 }

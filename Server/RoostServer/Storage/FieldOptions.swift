@@ -28,7 +28,7 @@ enum FieldOptions {
                 throw ParseError(.incorrectType, "schema mismatch for \(className).\(field) default value; expected \(type.displayName)")
             }
             if case .relation = type { throw ParseError(.incorrectType, "The 'default value' option is not applicable for \(type.displayName)") }
-            guard valueType == type || (valueType.name == type.name && type.name != "Pointer") else {
+            guard valueType == type else {
                 throw ParseError(.incorrectType,
                                  "schema mismatch for \(className).\(field) default value; expected \(type.displayName) but got \(valueType.displayName)")
             }

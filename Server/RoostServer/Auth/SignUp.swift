@@ -37,12 +37,13 @@ enum SignUp {
         let response = try context.write { db in
             let schema = try UserStore.schema(in: db)
             try UserWriter.checkUnique(credentials, userId: nil, schema: schema, in: db)
-            let user = try insert(credentials, changes, schema: schema, context: context, in: db)
+            let (user, defaulted) = try insert(credentials, changes, schema: schema, context: context, in: db)
             try PasswordRecord.setPassword(hash, of: user.objectId, policy: context.config.passwordPolicy, in: db)
             if EmailVerification.applies(toEmail: credentials.email, context: context) {
                 try AccountMail.queueVerification(for: user, context: context, in: db)
             }
             var body: [String: JSON] = ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso)]
+            for field in defaulted { body[field] = user.fields[field] }
             // With log-ins waiting for a verified email, a sign-up starts no session either (Parse's `rejectSignup`).
             if !withholdsSession {
                 body["sessionToken"] = .string(
@@ -85,9 +86,10 @@ enum SignUp {
             var checked = generated
             if lockedOut { checked.anonymousId = nil }  // Its id is taken by the locked-out user only.
             try UserWriter.checkUnique(checked, userId: nil, schema: schema, in: db)
-            let user = try insert(generated, changes, schema: schema, context: context, in: db)
+            let (user, defaulted) = try insert(generated, changes, schema: schema, context: context, in: db)
             var body: [String: JSON] = ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso),
                                         "username": .string(generated.username!)]
+            for field in defaulted { body[field] = user.fields[field] }
             if context.user == nil {
                 body["sessionToken"] = .string(
                     try UserWriter.startSession(for: user.objectId, action: "login", provider: "anonymous", context: context, in: db))
@@ -96,9 +98,12 @@ enum SignUp {
         }
     }
 
+    /// The new user, and the fields it got from their `defaultValue` (`FieldOptions`), answered back as Parse does.
     private static func insert(_ credentials: UserWriter.Credentials, _ changes: ObjectWriter.Changes, schema: ClassSchema,
-                               context: RequestContext, in db: any SQLConnection) throws -> StoredObject {
+                               context: RequestContext, in db: any SQLConnection) throws -> (StoredObject, [String]) {
         _ = try ClassPermissions.check(.create, schema, context: context)
+        var changes = changes
+        let defaulted = try FieldOptions.apply(schema, to: &changes, isCreate: true, skipping: UserWriter.credentialFields)
         let schema = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
         let now = ParseDate.now()
         let objectId = try SecureRandom.objectId()
@@ -107,7 +112,7 @@ enum SignUp {
         let user = StoredObject(objectId: objectId, createdAt: now, updatedAt: now,
                                 acl: UserWriter.ownerACL(changes.acl, userId: objectId), fields: fields)
         try ObjectStore.insert(user, into: schema, in: db)
-        return user
+        return (user, defaulted)
     }
 
     /// The user, if it is still linked to an anonymous id.

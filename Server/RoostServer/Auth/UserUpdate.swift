@@ -28,6 +28,8 @@ enum UserUpdate {
             var user = try writableUser(userId, for: .update, from: schema, context: context, in: db)
             if setsCredentials, !context.isMaster, let caller = context.user { try checkStillEntitled(caller, userId, in: db) }
             try UserWriter.checkUnique(credentials, userId: userId, schema: schema, in: db)
+            var changes = changes
+            _ = try FieldOptions.apply(schema, to: &changes, isCreate: false, skipping: UserWriter.credentialFields)
             let extended = try ObjectWriter.extendSchema(schema, with: changes.types, updating: user, context: context, in: db)
             user.fields = try UserWriter.applying(credentials, changes, to: user.fields)
             if verifiesEmail { user.fields["emailVerified"] = .bool(false) }

@@ -14,6 +14,9 @@ enum UserWriter {
         var rest: [String: JSON]
     }
 
+    /// The fields a user body carries as `Credentials` rather than as changes.
+    static let credentialFields: Set<String> = ["username", "email", "password", "authData"]
+
     /// Splits and checks a user body.
     /// - Throws: 200/201 for bad username or password types, 125 for a malformed email, 252 for an unsupported provider,
     ///   119 for `emailVerified` without the master key.

@@ -40,10 +40,12 @@ enum FieldOptions {
 
     /// Applies the schema's options to a save's operations (`isCreate`: defaults too, and every required field is
     /// checked; an update checks only the fields it sets). Returns the fields given their default.
-    static func apply(_ schema: ClassSchema?, to changes: inout ObjectWriter.Changes, isCreate: Bool) throws -> [String] {
+    /// - Parameter skipping: fields the save carries outside `changes` (a user's credentials).
+    static func apply(_ schema: ClassSchema?, to changes: inout ObjectWriter.Changes, isCreate: Bool,
+                      skipping: Set<String> = []) throws -> [String] {
         guard let schema, !schema.fieldOptions.isEmpty else { return [] }
         var defaulted: [String] = []
-        for (field, options) in schema.fieldOptions.sorted(by: { $0.key < $1.key }) {
+        for (field, options) in schema.fieldOptions.sorted(by: { $0.key < $1.key }) where !skipping.contains(field) {
             let operation = changes.operations[field]
             if !isCreate && operation == nil { continue }
             let isEmpty: Bool

@@ -171,4 +171,20 @@ import Testing
         _ = try await server.request("PUT", "/schemas/NewClass", json: ["fields": ["newRequiredField": ["type": "String"]]], master: true)
         #expect(try await server.request("POST", "/classes/NewClass", json: [:]).status == 201)
     }
+
+    /// Users' own fields take options too (a sign-up is a create, a user update an update); their credentials are not
+    /// changes and keep their own rules.
+    @Test func userFieldsTakeOptions() async throws {
+        let server = try TestServer(arguments: fastHashing)
+        _ = try await server.request("PUT", "/schemas/_User", json: ["fields": [
+            "nickname": ["type": "String", "required": true], "level": ["type": "Number", "defaultValue": 1]]], master: true)
+        expectError(try await server.request("POST", "/users", json: ["username": "ann", "password": "pw"]), 142, "nickname is required")
+        let ann = try await server.request("POST", "/users", json: ["username": "ann", "password": "pw", "nickname": "A"])
+        #expect(ann.status == 201 && ann.json["level"] == 1 && ann.json["sessionToken"] != nil, "\(ann.text)")
+        let id = ann.json["objectId"]?.stringValue ?? "", token = ann.json["sessionToken"]?.stringValue ?? ""
+        expectError(try await server.request("PUT", "/users/\(id)", json: ["nickname": ""], headers: ["X-Parse-Session-Token": token]),
+                    142, "nickname is required")
+        let me = try await server.request("GET", "/users/me", headers: ["X-Parse-Session-Token": token])
+        #expect(me.json["nickname"] == "A" && me.json["level"] == 1, "\(me.text)")
+    }
 }

@@ -52,8 +52,9 @@ extension PostgresConnection {
     /// the advisory lock `turnsLockKey` shared (sent with its BEGIN: no round trip of its own), and one running alone
     /// takes it exclusively before it begins, so its snapshot comes after every other node's writes have ended and no
     /// write can come between it and its commit. Without it, one node's lone increment of a user's row still lost
-    /// to the other node's twelve writers up to its 20th attempt: 2 answers of 1,440 were 500 (two nodes, 12 clients
-    /// each on one user's row and 12 on one object, `flood2.py`). A write within another (on the same thread) takes
+    /// to the other node's twelve writers up to its 20th attempt: 4 answers of 5,760 were 500 (two nodes, 12 clients
+    /// each on one user's row and 12 on one object; `PostgresNodesTests.incrementsOfOneRowFromTwoNodesAllSucceed` is
+    /// the smaller check that stays). A write within another (on the same thread) takes
     /// no lock: its outer write holds one for it, and waiting on it would wait for itself.
     func transaction<T>(_ isolation: PostgresIsolation, attempts: Int, statementTimeout: UInt64?, takingTurnsIn turns: WriterGate?,
                         _ body: (PostgresConnection) throws -> T) throws -> T {

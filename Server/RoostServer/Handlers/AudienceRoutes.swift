@@ -43,11 +43,8 @@ enum AudienceRoutes {
 
     /// `_Audience` exists with its fixed fields before the first audience is saved.
     private static func ensureSchema(_ context: RequestContext) throws {
-        let exists = try context.read { db in try SchemaStore.load(className, in: db) != nil }
-        if !exists {
-            _ = try context.write { db in
-                try SchemaStore.load(className, in: db) ?? SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
-            }
+        try ClassRoutes.ensureSchema(className, context: context) { db in
+            try SchemaStore.load(className, in: db) ?? SchemaStore.create(className, fields: defaultFields, classLevelPermissions: nil, in: db)
         }
     }
 

@@ -32,6 +32,13 @@ enum ClassRoutes {
         }
     }
 
+    /// A system class's schema made (by `make`, which finds it made already too) before its first object is saved; a
+    /// read first, so that only the first save takes the writer for it.
+    static func ensureSchema(_ className: String, context: RequestContext, _ make: (any SQLConnection) throws -> ClassSchema) throws {
+        let exists = try context.read { db in try SchemaStore.load(className, in: db) != nil }
+        if !exists { _ = try context.write { db in try make(db) } }
+    }
+
     /// Reading a class that does not exist is refused (119) when clients may not create classes.
     static func checkMissingClassAccess(_ className: String, context: RequestContext) throws {
         // System classes (`_User`, `_Role`...) always exist for Parse, even before their first object.

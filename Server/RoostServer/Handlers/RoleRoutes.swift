@@ -26,7 +26,6 @@ enum RoleRoutes {
 
     /// `_Role` exists with its unique name index before the first role is saved.
     private static func ensureSchema(_ context: RequestContext) throws {
-        let exists = try context.read { db in try SchemaStore.load(RoleStore.className, in: db) != nil }
-        if !exists { _ = try context.write { db in try RoleStore.schema(in: db) } }
+        try ClassRoutes.ensureSchema(RoleStore.className, context: context) { db in try RoleStore.schema(in: db) }
     }
 }

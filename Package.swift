@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "RoostCoreTests", dependencies: ["RoostCore"], path: "Tests/RoostCoreTests"),
         .testTarget(
             name: "RoostServerTests",
-            dependencies: ["RoostServer", "RoostCore", "RoostTestSupport", "roost"],
+            dependencies: ["RoostServer", "RoostCore", "RoostTestSupport", "roost", .product(name: "Logging", package: "swift-log")],
             path: "Tests/RoostServerTests"
         ),
     ]

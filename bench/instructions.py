@@ -6,6 +6,7 @@ Each workload runs on a fresh server under valgrind: start, seed, N requests on 
 connection, stop. A run with no requests gives the fixed cost, subtracted from the others.
 Counts user-space instructions only (not the kernel's TCP and scheduling work). The create figure
 also holds the background checkpoints that ran meanwhile (they go by the clock): it moves by ~5 %.
+The server logs at `error` (no line per request); `ROOST_LOG_LEVEL=info` counts the default's request lines too.
 Usage: bench/instructions.py [--binary .build/release/roost] [--requests 1000]
 """
 import argparse, http.client, json, os, re, shutil, signal, subprocess, sys, tempfile, time
@@ -14,6 +15,7 @@ import urllib.parse
 from run import free_port  # bench/run.py, beside this file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOG_LEVEL = os.environ.get("ROOST_LOG_LEVEL", "error")
 HEADERS = {"X-Parse-Application-Id": "roost", "Content-Type": "application/json"}
 
 
@@ -33,7 +35,7 @@ def run(binary, workload, requests):
     port = free_port()
     server = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "serve",
                                "--port", str(port), "--data-dir", os.path.join(data, "db"), "--master-key", "bench-master",
-                               "--log-level", "error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--log-level", LOG_LEVEL], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 120
         while True:

@@ -146,7 +146,7 @@ public final class RoostServer: @unchecked Sendable {
         let started = DispatchTime.now()
         let requestId = request.headers["x-request-id"].map { String($0.prefix(64)) } ?? requestCounter.next()
         var requestLogger = logger
-        requestLogger[metadataKey: "rid"] = "\(requestId)"
+        requestLogger[metadataKey: "rid"] = .string(requestId)
         if let refusal = faults.refusal(for: request) { return refusal }
         let outcome: Result<HTTPResponse, Error>
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 @testable import RoostServer
 import Testing
 
@@ -53,6 +54,24 @@ import Testing
             seen += pipe.available()
         }
         #expect(seen == "later\n")
+    }
+
+    /// The line's parts in order: timestamp, level, metadata by key (the event's over the logger's), label, message.
+    @Test func linesCarryTimeLevelSortedMetadataLabelAndMessage() throws {
+        let pipe = Pipe()
+        var logger = Logger(label: "roost") { LineLogHandler(label: $0, level: .info, sink: pipe.sink) }
+        logger[metadataKey: "rid"] = "1a"
+        logger.info("GET /parse/health 200 0.050ms")
+        logger.warning("slow", metadata: ["rid": "2b", "class": "Item", "count": .stringConvertible(3)])
+        logger.debug("not shown")
+        pipe.sink.flush()
+        let lines = pipe.available().split(separator: "\n", omittingEmptySubsequences: false)
+        try #require(lines.count == 3)
+        let stamp = try #require(ISO8601DateFormatter().date(from: String(lines[0].prefix(20))))
+        #expect(abs(stamp.timeIntervalSinceNow) < 5)
+        #expect(lines[0].dropFirst(21) == "info rid=1a [roost] GET /parse/health 200 0.050ms")
+        #expect(lines[1].dropFirst(21) == "warning class=Item count=3 rid=2b [roost] slow")
+        #expect(lines[2].isEmpty)
     }
 
     /// 8 × 40 lines of ~125 bytes: under the pipe's 64 KB, so no write blocks before the test reads.

@@ -27,6 +27,8 @@ public final class RoostServer: @unchecked Sendable {
     private let faults: FaultInjection
     private var writeBatcher: WriteBatcher!
     private let passwordWorkers = PasswordWorkers(count: ProcessInfo.processInfo.activeProcessorCount)
+    /// Where `POST /validate_purchase` waits for Apple (`AppStore.timeout` at most each): a few at once, the rest queued.
+    private let appStoreWorkers = WorkerThreads(name: "roost-appstore", count: 4)
     private let memoryTrim = MemoryTrim()
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
@@ -53,6 +55,7 @@ public final class RoostServer: @unchecked Sendable {
         RoleRoutes.register(in: &router)
         InstallationRoutes.register(in: &router)
         AudienceRoutes.register(in: &router)
+        ProductRoutes.register(in: &router)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
         ConfigRoutes.register(in: &router)
@@ -128,6 +131,7 @@ public final class RoostServer: @unchecked Sendable {
         http = nil
         writeBatcher.stop()
         passwordWorkers.stop()
+        appStoreWorkers.stop()
         pruner?.stop()
         changeLogTrimmer?.stop()
         autoIndexSweeper?.stop()
@@ -268,6 +272,16 @@ public final class RoostServer: @unchecked Sendable {
             later.suspend()
             let steps = passwordWork.map { item in { PasswordPreparation.prepare([item], context: context) } }
             passwordWorkers.submitInTurns(steps[...]) { [self] in
+                let reply = Result { try run() }
+                later.send { [self] in finish(reply, of: request, started: started, logger: logger) }
+            }
+            return nil
+        }
+        // Apple's receipt check waits on another server: it runs on a thread of its own, the connection parked meanwhile,
+        // so clients asking for it cannot hold the HTTP threads.
+        if let later, ProductRoutes.validatesPurchase(apiRequest) {
+            later.suspend()
+            appStoreWorkers.submit { [self] in
                 let reply = Result { try run() }
                 later.send { [self] in finish(reply, of: request, started: started, logger: logger) }
             }

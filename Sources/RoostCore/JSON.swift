@@ -13,6 +13,14 @@ public enum JSON: Hashable, Sendable {
     /// the server uses it to send stored objects without decoding and re-encoding them.
     case encodedFragment([UInt8])
 
+    /// Whether JavaScript takes the value as true (`if (value)`): all but `null`, `false`, `0` and `""`.
+    public var isJavaScriptTruthy: Bool {
+        switch self {
+        case .null, .bool(false), .number(0), .string(""): false
+        default: true
+        }
+    }
+
     /// The string, if this is one.
     public var stringValue: String? {
         if case .string(let value) = self { return value }

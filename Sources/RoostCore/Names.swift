@@ -4,7 +4,7 @@ public enum Names {
     public static let reservedFields: Set<String> = ["objectId", "createdAt", "updatedAt", "ACL"]
 
     /// System classes the server knows; other names starting with `_` are refused.
-    public static let systemClasses: Set<String> = ["_User", "_Role", "_Session", "_Installation", "_Audience"]
+    public static let systemClasses: Set<String> = ["_User", "_Role", "_Session", "_Installation", "_Audience", "_Product"]
 
     /// `^[A-Za-z][A-Za-z0-9_]*$`, at most 128 characters.
     public static func isValidIdentifier(_ name: String) -> Bool {

@@ -16,6 +16,8 @@ public final class WebhookReceiver: @unchecked Sendable {
     private let lock = NSLock()
     private var received: [Received] = []
     private var replyBody: Data
+    private let gate = NSCondition()
+    private var isHolding = false
 
     public var url: String { "http://127.0.0.1:\(port)/hook" }
 
@@ -47,12 +49,25 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     public func reply(with json: String) { lock.withLock { replyBody = Data(json.utf8) } }
 
+    /// Keeps every reply back (a server that has not answered yet) until `releaseReplies()`.
+    public func holdReplies() { gate.withLock { isHolding = true } }
+
+    public func releaseReplies() {
+        gate.withLock {
+            isHolding = false
+            gate.broadcast()
+        }
+    }
+
+    /// Each connection on a thread of its own, so replies held back do not hold up later requests.
     private func serve() {
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
-            handle(connection)
-            close(connection)
+            Thread.detachNewThread { [self] in
+                handle(connection)
+                close(connection)
+            }
         }
     }
 
@@ -79,6 +94,7 @@ public final class WebhookReceiver: @unchecked Sendable {
             received.append(Received(headers: headers, body: Data(body)))
             return replyBody
         }
+        gate.withLock { while isHolding { gate.wait() } }
         let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(reply.count)\r\nConnection: close\r\n\r\n"
         let response = Data(head.utf8) + reply
         _ = response.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }

@@ -117,12 +117,7 @@ enum LogIn {
     }
 
     /// JavaScript truthiness, which Parse's checks use: `null`, `false`, `0` and `""` count as missing.
-    private static func isTruthy(_ value: JSON?) -> Bool {
-        switch value {
-        case nil, .null?, .bool(false)?, .number(0)?, .string("")?: false
-        default: true
-        }
-    }
+    private static func isTruthy(_ value: JSON?) -> Bool { value?.isJavaScriptTruthy ?? false }
 
     /// Deletes the caller's session; `{}` also without one.
     static func logOut(context: RequestContext) throws -> APIResponse {

@@ -72,7 +72,8 @@ enum BatchRoute {
     /// A sub-request. As in Parse, one unroutable item fails the whole batch before anything runs.
     private static func subRequest(_ item: JSON, mountPaths: [String], router: Router) throws -> APIRequest {
         let request = try describedRequest(item, mountPaths: mountPaths)
-        guard router.match(method: request.method, segments: request.segments) != nil else {
+        // A batch's items run in one write: Apple's receipt check would hold every write while it waits.
+        guard router.match(method: request.method, segments: request.segments) != nil, !ProductRoutes.validatesPurchase(request) else {
             let rawPath = HTTPRequest.splitTarget(item["path"]?.stringValue ?? "").0
             // Parse names the path without its mount.
             throw ParseError(.invalidJSON, "cannot route \(request.method) \(rawPath.dropFirst(mountPrefix(of: rawPath, among: mountPaths)?.count ?? 0))")

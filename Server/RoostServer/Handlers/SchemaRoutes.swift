@@ -72,8 +72,9 @@ enum SchemaRoutes {
         if VolatileSchemas.json(of: className) != nil || systemClassExists {
             throw ParseError(.invalidClassName, "Class \(className) already exists.")
         }
-        // `_Installation` may be created before its first device; `_Session` may not (its rows live in a table of its own).
-        guard Names.isValidIdentifier(className) || className == InstallationRoutes.className else {
+        // `_Installation` and `_Product` may be created before their first object; `_Session` may not (its rows live in a
+        // table of its own).
+        guard Names.isValidIdentifier(className) || className == InstallationRoutes.className || className == ProductRoutes.className else {
             throw ParseError(.invalidClassName, "Invalid classname: \(className), classnames can only have alphanumeric characters and _, and must start with an alpha character ")
         }
         var fields: [String: FieldType] = [:], options: [String: JSON] = [:]
@@ -100,7 +101,9 @@ enum SchemaRoutes {
                 schema.classLevelPermissions = permissions.map(ClassSchema.completed)
                 try SchemaStore.save(schema, in: db)
             } else {
-                schema = try SchemaStore.create(className, fields: fields, classLevelPermissions: permissions, in: db)
+                let builtIn = className == ProductRoutes.className ? ProductRoutes.defaultFields : [:]
+                schema = try SchemaStore.create(className, fields: fields.merging(builtIn) { _, builtIn in builtIn },
+                                                classLevelPermissions: permissions, in: db)
             }
             if !options.isEmpty {
                 schema.fieldOptions.merge(options) { _, given in given }
@@ -218,7 +221,7 @@ enum SchemaRoutes {
     }
 
     /// Parse's system classes that Roost does not keep: fields may still point to them, as Parse allows.
-    private static let otherParseClasses: Set<String> = ["_Product", "_PushStatus", "_JobStatus", "_JobSchedule", "_Idempotency"]
+    private static let otherParseClasses: Set<String> = ["_PushStatus", "_JobStatus", "_JobSchedule", "_Idempotency"]
 
     /// The fields a class has from Parse's `defaultColumns`: never added or deleted through `/schemas` (136).
     static func builtInFields(of className: String) -> Set<String> {
@@ -228,6 +231,7 @@ enum SchemaRoutes {
         case RoleStore.className: fields.formUnion(RoleStore.defaultFields.keys)
         case InstallationRoutes.className: fields.formUnion(InstallationRoutes.defaultFields.keys)
         case AudienceRoutes.className: fields.formUnion(AudienceRoutes.defaultFields.keys)
+        case ProductRoutes.className: fields.formUnion(ProductRoutes.defaultFields.keys)
         case SessionRoutes.sessionSchema.className: fields.formUnion(SessionRoutes.sessionSchema.fields.keys); fields.insert("sessionToken")
         default: break
         }

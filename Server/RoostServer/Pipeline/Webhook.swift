@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 import RoostCore
 
@@ -16,7 +15,8 @@ struct Webhook {
         guard let endpoint = URL(string: url), ["http", "https"].contains(endpoint.scheme?.lowercased() ?? "") else {
             throw ParseError(.scriptFailed, "Invalid webhook URL.")
         }
-        guard let data = Webhook.post(Array(body.encoded()), to: url, key: key, within: timeout) else {
+        guard let data = JSONPost.post(Array(body.encoded()), to: url, header: key.map { "X-Parse-Webhook-Key: \($0)" }, within: timeout,
+                                        maxReplyBytes: Webhook.maxReplyBytes) else {
             throw ParseError(.scriptFailed, "Webhook request failed.")
         }
         guard let answer = try? JSONParser.parse(data), case .object(let members) = answer else {
@@ -43,27 +43,4 @@ struct Webhook {
 
     /// A reply larger than this fails the call (a webhook cannot fill the server's memory).
     static let maxReplyBytes = 16 * 1024 * 1024
-
-    /// POSTs `body` and returns the reply's body, or nil when there is none in time. Blocks the calling request
-    /// thread at most `timeout` in all: a webhook that trickles its reply does not hold on longer.
-    private static func post(_ body: [UInt8], to url: String, key: String?, within timeout: TimeInterval) -> [UInt8]? {
-        var reply: UnsafeMutablePointer<CChar>?
-        var length = 0
-        let milliseconds = Int(min(max(timeout, 0.001), 86_400) * 1000)
-        let header = key.map { "X-Parse-Webhook-Key: \($0)" }
-        let code = body.withUnsafeBytes { bytes in
-            withOptionalCString(header) { header in
-                roost_curl_post_json(url, header, bytes.baseAddress, bytes.count, milliseconds, maxReplyBytes, &reply, &length)
-            }
-        }
-        defer { free(reply) }
-        guard code == CURLE_OK else { return nil }
-        return reply.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-    }
-}
-
-/// `body` given `text` as a C string, or NULL.
-private func withOptionalCString<Result>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
-    guard let text else { return body(nil) }
-    return text.withCString { body($0) }
 }

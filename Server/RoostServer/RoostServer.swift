@@ -62,6 +62,7 @@ public final class RoostServer: @unchecked Sendable {
         UnpoweredRoutes.register(in: &router)
         AccountRoutes.register(in: &router)
         HookRoutes.register(in: &router)
+        LogsRoutes.register(in: &router)
         AdminRoutes.register(in: &router)
         AggregateRoutes.register(in: &router)
         BatchRoute.register(in: &router, routes: router) { [unowned self] request, context in try self.dispatch(request, context) }

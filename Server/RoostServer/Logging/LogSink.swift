@@ -22,6 +22,11 @@ public final class LogSink: @unchecked Sendable {
     private static let maximumBuffered = 1 << 20
     /// How long the flusher lets lines gather before one write.
     private static let batchDelay: TimeInterval = 0.01
+    /// The last lines appended, oldest first from `recentStart` (a ring), for `GET /scriptlog`; guarded by `condition`.
+    private var recent: [[UInt8]] = []
+    private var recentStart = 0
+    /// How many lines `recentLines()` keeps: access lines are ~100 bytes, so ~100 KB.
+    static let recentCapacity = 1000
 
     init(fileDescriptor: Int32) { self.fileDescriptor = fileDescriptor }
 
@@ -30,6 +35,12 @@ public final class LogSink: @unchecked Sendable {
         condition.lock()
         let wasEmpty = pending.isEmpty
         pending.append(contentsOf: line)
+        if recent.count < LogSink.recentCapacity {
+            recent.append(line)
+        } else {
+            recent[recentStart] = line
+            recentStart = (recentStart + 1) % LogSink.recentCapacity
+        }
         if urgent || pending.count > LogSink.maximumBuffered {
             condition.unlock()
             flush()
@@ -41,6 +52,13 @@ public final class LogSink: @unchecked Sendable {
         }
         if wasEmpty { condition.signal() }
         condition.unlock()
+    }
+
+    /// The last `recentCapacity` lines appended, oldest first.
+    func recentLines() -> [[UInt8]] {
+        condition.lock()
+        defer { condition.unlock() }
+        return Array(recent[recentStart...] + recent[..<recentStart])
     }
 
     /// Writes every buffered line now.

@@ -58,6 +58,9 @@ import Testing
         #expect(info.json["features"]?["push"]?["immediatePush"] == false)
         // `/hooks` works, so the dashboard may offer its webhooks screen; the keys are Parse's, all of them.
         #expect(info.json["features"]?["hooks"] == ["create": true, "read": true, "update": true, "delete": true])
+        // `/scriptlog` and the (empty) jobs endpoints: Parse Dashboard shows its logs and jobs pages by these.
+        #expect(info.json["features"]?["logs"] == ["level": true, "size": true, "order": true, "until": true, "from": true])
+        #expect(info.json["features"]?["cloudCode"] == ["jobs": true])
         #expect(info.json["features"]?.objectValue?.keys.sorted()
                 == ["cloudCode", "globalConfig", "hooks", "logs", "push", "schemas", "settings"])
         let refused = try await server.request("GET", "/serverInfo")

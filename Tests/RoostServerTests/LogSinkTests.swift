@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RoostCore
 @testable import RoostServer
 import Testing
 
@@ -67,10 +68,10 @@ import Testing
         pipe.sink.flush()
         let lines = pipe.available().split(separator: "\n", omittingEmptySubsequences: false)
         try #require(lines.count == 3)
-        let stamp = try #require(ISO8601DateFormatter().date(from: String(lines[0].prefix(20))))
-        #expect(abs(stamp.timeIntervalSinceNow) < 5)
-        #expect(lines[0].dropFirst(21) == "info rid=1a [roost] GET /parse/health 200 0.050ms")
-        #expect(lines[1].dropFirst(21) == "warning class=Item count=3 rid=2b [roost] slow")
+        let stamp = try #require(ParseDate(iso: String(lines[0].prefix(24))))
+        #expect(abs(stamp.millisecondsSince1970 - ParseDate.now().millisecondsSince1970) < 5000)
+        #expect(lines[0].dropFirst(25) == "info rid=1a [roost] GET /parse/health 200 0.050ms")
+        #expect(lines[1].dropFirst(25) == "warning class=Item count=3 rid=2b [roost] slow")
         #expect(lines[2].isEmpty)
     }
 

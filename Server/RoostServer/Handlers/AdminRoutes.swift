@@ -19,15 +19,16 @@ enum AdminRoutes {
         }
     }
 
-    /// Parse's feature list (its keys, in full), answered for what Roost has: webhooks (`/hooks`) and push audiences
-    /// (`/push_audiences`), but no jobs, logs endpoint, sending of push or security check.
+    /// Parse's feature list (its keys, in full), answered for what Roost has: webhooks (`/hooks`), push audiences
+    /// (`/push_audiences`), logs (`/scriptlog`) and the jobs pages (no job is ever deployed, as a Parse Server without
+    /// any: `UnpoweredRoutes`), but no sending of push or security check. Parse Dashboard shows its pages by these.
     static let features: JSON = [
         "globalConfig": ["create": true, "read": true, "update": true, "delete": true],
         "hooks": ["create": true, "read": true, "update": true, "delete": true],
-        "cloudCode": ["jobs": false],
-        "logs": ["level": false, "size": false, "order": false, "until": false, "from": false],
+        "cloudCode": ["jobs": true],
+        "logs": ["level": true, "size": true, "order": true, "until": true, "from": true],
         "push": ["immediatePush": false, "scheduledPush": false, "storedPushData": false, "pushAudiences": true,
-                 "localization": false],
+                 "localization": true],
         "schemas": ["addField": true, "removeField": true, "addClass": true, "removeClass": true,
                     "clearAllDataFromClass": true, "exportClass": false, "editClassLevelPermissions": true,
                     "editPointerPermissions": true],

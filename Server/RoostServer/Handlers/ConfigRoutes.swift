@@ -28,7 +28,13 @@ enum ConfigRoutes {
                 var (params, masterKeyOnly) = try load(in: db) ?? ([:], [:])
                 for (key, value) in changes {
                     params[key] = try applying(value, to: params[key])
-                    masterKeyOnly[key] = .bool(onlyMaster[key] == .bool(true))  // As Parse: kept (false) for a deleted key.
+                    // As Parse: `false` unless given, also for a deleted key, unless its flag is deleted too (Parse Dashboard's
+                    // deletion sends both).
+                    if onlyMaster[key]?["__op"] == .string("Delete") {
+                        masterKeyOnly.removeValue(forKey: key)
+                    } else {
+                        masterKeyOnly[key] = .bool(onlyMaster[key] == .bool(true))
+                    }
                 }
                 try db.execute(
                     "INSERT INTO _config (id, params, masterKeyOnly) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET params = ?1, masterKeyOnly = ?2",

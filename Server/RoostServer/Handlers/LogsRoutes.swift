@@ -32,7 +32,7 @@ enum LogsRoutes {
         return chosen.map(\.json)
     }
 
-    /// One line of `LineLogHandler`'s: `2026-11-23T10:00:00Z info rid=1a [roost] GET /parse/health 200 0.05ms`.
+    /// One line of `LineLogHandler`'s: `2026-11-23T10:00:00.123Z info rid=1a [roost] GET /parse/health 200 0.05ms`.
     struct Entry {
         let time: Int64
         let level: String

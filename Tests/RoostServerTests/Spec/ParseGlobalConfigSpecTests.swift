@@ -104,4 +104,17 @@ import Testing
         #expect(deleted.json == ["result": true])
         #expect(try await Self.params(server) == ["foo": "bar"])
     }
+
+    /// Parse Dashboard deletes a parameter with its flag: `masterKeyOnly: {p: {__op: "Delete"}}` (`ConfigStore.js`),
+    /// which Parse applies as an operation; a flag left out is `false`, also for a deleted parameter.
+    @Test func aDeletedFlagLeavesMasterKeyOnly() async throws {
+        let server = try await Self.serverWithFixture()
+        let deleted = try await server.request("PUT", "/config", json: [
+            "params": ["internalParam": ["__op": "Delete"], "counter": ["__op": "Delete"]],
+            "masterKeyOnly": ["internalParam": ["__op": "Delete"]],
+        ], master: true)
+        #expect(deleted.json == ["result": true])
+        let config = try await server.request("GET", "/config", master: true)
+        #expect(config.json == ["params": ["companies": ["US", "DK"]], "masterKeyOnly": ["companies": false, "counter": false]], "\(config.text)")
+    }
 }

@@ -11,9 +11,12 @@ public struct ServerConfig: Sendable {
     public var databaseURL: String?
     public var applicationId = "roost"
     public var masterKey = ""
-    /// When set, requests must carry it as `X-Parse-REST-API-Key` (or another client key header).
+    /// Parse's client keys: once any is set, a request without the master key must carry one of them in its own
+    /// header (`X-Parse-REST-API-Key`, `X-Parse-Client-Key`, `X-Parse-Javascript-Key`, `X-Parse-Windows-Key`).
     public var restAPIKey: String?
     public var clientKey: String?
+    public var javascriptKey: String?
+    public var dotNetKey: String?
     public var maxBodyBytes = 20 * 1024 * 1024
     /// Seconds one read (a query, a count, a get) may run before it stops with Parse's 124; 0 for no limit.
     public var queryTimeoutSeconds = 5.0

@@ -39,7 +39,12 @@ struct Serve: ParsableCommand {
     @Option(help: "Application id clients must send (env ROOST_APP_ID, default roost).") var appId: String?
     @Option(help: "Master key (env ROOST_MASTER_KEY); generated and kept in the data directory when absent.")
     var masterKey: String?
-    @Option(help: "When set, clients must send this X-Parse-REST-API-Key (env ROOST_REST_API_KEY).") var restApiKey: String?
+    @Option(help: "When set, clients must send this X-Parse-REST-API-Key (env ROOST_REST_API_KEY), or another key set here.") var restApiKey: String?
+    @Option(help: "A client key (X-Parse-Client-Key: Parse's iOS, Android and Swift SDKs), checked as --rest-api-key (env ROOST_CLIENT_KEY).")
+    var clientKey: String?
+    @Option(help: "A JavaScript key (X-Parse-Javascript-Key, the JS SDK's _JavaScriptKey), checked as --rest-api-key (env ROOST_JAVASCRIPT_KEY).")
+    var javascriptKey: String?
+    @Option(help: "A .NET key (X-Parse-Windows-Key), checked as --rest-api-key (env ROOST_DOTNET_KEY).") var dotnetKey: String?
     @Option(help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
     @Flag(inversion: .prefixedNo, help: "Let clients create classes by writing to them (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default on).")
     var allowClientClassCreation: Bool?
@@ -106,6 +111,9 @@ struct Serve: ParsableCommand {
         config.databaseURL = settings.string(databaseUrl ?? database, "database-url")
         config.applicationId = settings.string(appId, "app-id") ?? config.applicationId
         config.restAPIKey = settings.string(restApiKey, "rest-api-key")
+        config.clientKey = settings.string(clientKey, "client-key")
+        config.javascriptKey = settings.string(javascriptKey, "javascript-key")
+        config.dotNetKey = settings.string(dotnetKey, "dotnet-key")
         config.webhookKey = settings.string(webhookKey, "webhook-key")
         if let value = try settings.integer(maxBody, "max-body", in: 0...Int.max) { config.maxBodyBytes = value }
         if let value = try settings.boolean(allowClientClassCreation, "allow-client-class-creation") { config.allowClientClassCreation = value }

@@ -163,6 +163,29 @@ import Testing
         #expect(try await open.request("GET", "/classes/Game", headers: ["X-Parse-REST-API-Key": "anything"]).status == 200)
     }
 
+    /// Parse's other client keys: any one configured key, in its own header (the JS SDK's `_JavaScriptKey` in the body,
+    /// or Basic auth's `javascript-key=`), lets a request in; so Parse Dashboard's SDK calls work with a JavaScript key.
+    @Test func clientJavaScriptAndDotNetKeysAreEachEnforcedInTheirOwnHeader() async throws {
+        let server = try TestServer(arguments: ["--rest-api-key", "rest-key", "--client-key", "client-key", "--javascript-key", "js-key",
+                                                "--dotnet-key", "dotnet-key"])
+        for (header, key) in [("X-Parse-REST-API-Key", "rest-key"), ("X-Parse-Client-Key", "client-key"),
+                              ("X-Parse-Javascript-Key", "js-key"), ("X-Parse-Windows-Key", "dotnet-key")] {
+            #expect(try await server.request("GET", "/classes/Game", headers: [header: key]).status == 200, "\(header)")
+            #expect(try await server.request("GET", "/classes/Game", headers: [header: "wrong"]).status == 403, "\(header)")
+        }
+        #expect(try await server.request("GET", "/classes/Game", headers: ["X-Parse-Client-Key": "js-key"]).status == 403)
+        // The JS SDK: keys in a text/plain body.
+        let sdk = try await server.request("POST", "/classes/Game", json: ["_method": "GET", "_ApplicationId": .string(TestServer.applicationId),
+                                                                        "_JavaScriptKey": "js-key"],
+                                           headers: ["Content-Type": "text/plain"], appId: false)
+        #expect(sdk.status == 200 && sdk.json == ["results": []], "\(sdk.text)")
+        let basic = ["Authorization": "Basic " + Base64.encode(Array("\(TestServer.applicationId):javascript-key=js-key".utf8))]
+        #expect(try await server.request("GET", "/classes/Game", headers: basic, appId: false).status == 200)
+        let onlyJavaScript = try TestServer(arguments: ["--javascript-key", "js-key"])
+        #expect(try await onlyJavaScript.request("GET", "/classes/Game").status == 403)
+        #expect(try await onlyJavaScript.request("GET", "/classes/Game", headers: ["X-Parse-Javascript-Key": "js-key"]).status == 200)
+    }
+
     /// Parse compares each key header with its own option: the REST API key travels only in `X-Parse-REST-API-Key`.
     @Test func restAPIKeyIsNotAcceptedInOtherKeyHeaders() async throws {
         let server = try TestServer(arguments: ["--rest-api-key", "rest-key-123"])

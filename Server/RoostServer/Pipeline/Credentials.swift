@@ -9,11 +9,13 @@ struct Credentials {
     private var headerMasterKeyBesideBodyId: String?
     var restAPIKey: String?
     var clientKey: String?
+    var javascriptKey: String?
+    var dotNetKey: String?
     var sessionToken: String?
     var installationId: String?
     /// `Authorization: Basic base64(appId:masterKey)`, which Parse accepts for master-level calls
-    /// (`appId:javascript-key=…` names a JavaScript key, which Roost does not use).
-    var basicAuth: (applicationId: String, masterKey: String?)?
+    /// (`appId:javascript-key=…` names a JavaScript key instead).
+    var basicAuth: (applicationId: String, masterKey: String?, javascriptKey: String?)?
     /// Cloud Code's context (`X-Parse-Cloud-Context` or `_context`) is not an object. Roost runs no
     /// Cloud Code, but Parse refuses such a request (107) before anything else, so Roost does too.
     var hasMalformedContext = false
@@ -23,7 +25,9 @@ struct Credentials {
             let decoded = Base64.decode(String(header.dropFirst("basic ".count)).trimmingSpaces) {
             let parts = String(decoding: decoded, as: UTF8.self).split(separator: ":", omittingEmptySubsequences: false)
             if parts.count == 2 {
-                basicAuth = (String(parts[0]), parts[1].hasPrefix("javascript-key=") ? nil : String(parts[1]))
+                let isJavaScriptKey = parts[1].hasPrefix("javascript-key=")
+                basicAuth = (String(parts[0]), isJavaScriptKey ? nil : String(parts[1]),
+                             isJavaScriptKey ? String(parts[1].dropFirst("javascript-key=".count)) : nil)
             }
         }
         applicationId = headers["x-parse-application-id"]
@@ -32,6 +36,8 @@ struct Credentials {
         installationId = headers["x-parse-installation-id"]
         restAPIKey = headers["x-parse-rest-api-key"]
         clientKey = headers["x-parse-client-key"]
+        javascriptKey = headers["x-parse-javascript-key"]
+        dotNetKey = headers["x-parse-windows-key"]
         if let context = headers["x-parse-cloud-context"] {
             hasMalformedContext = !Credentials.isObject(try? JSONParser.parse(context))
         }
@@ -45,13 +51,14 @@ struct Credentials {
         sessionToken = body.removeValue(forKey: "_SessionToken")?.stringValue ?? sessionToken
         installationId = body.removeValue(forKey: "_InstallationId")?.stringValue ?? installationId
         clientKey = body.removeValue(forKey: "_ClientKey")?.stringValue ?? clientKey
+        javascriptKey = body.removeValue(forKey: "_JavaScriptKey")?.stringValue ?? javascriptKey
         switch body.removeValue(forKey: "_context") {
         case .string(let text)?: hasMalformedContext = !text.isEmpty && !Credentials.isObject(try? JSONParser.parse(text))
         case .number(let number)?: hasMalformedContext = number != 0
         case .bool(true)?: hasMalformedContext = true
         default: break  // An object or array is taken as is; null, false and "" count as absent (JavaScript truthiness).
         }
-        for key in ["_JavaScriptKey", "_ClientVersion", "_RevocableSession", "_noBody"] { body.removeValue(forKey: key) }
+        for key in ["_ClientVersion", "_RevocableSession", "_noBody"] { body.removeValue(forKey: key) }
     }
 
     private static func isObject(_ value: JSON?) -> Bool {
@@ -63,10 +70,11 @@ struct Credentials {
     /// A wrong master key is not an error (the request runs without it), as in Parse.
     /// - Throws: `APIError.unauthorized`, also for the right master key from an address not in `masterKeyIPs`.
     func authorize(_ config: ServerConfig, clientAddress: String) throws -> Bool {
-        var applicationId = applicationId, masterKey = masterKey
+        var applicationId = applicationId, masterKey = masterKey, javascriptKey = javascriptKey
         if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) {
             applicationId = basicAuth.applicationId
             masterKey = basicAuth.masterKey ?? masterKey
+            javascriptKey = basicAuth.javascriptKey ?? javascriptKey
         }
         guard let applicationId, SecureRandom.constantTimeEquals(applicationId, config.applicationId) else {
             throw APIError.unauthorized
@@ -79,7 +87,8 @@ struct Credentials {
             throw APIError.unauthorized
         }
         // As Parse: once any client key is configured, one of them must match its own header.
-        let pairs = [(config.restAPIKey, restAPIKey), (config.clientKey, clientKey)]
+        let pairs = [(config.restAPIKey, restAPIKey), (config.clientKey, clientKey), (config.javascriptKey, javascriptKey),
+                     (config.dotNetKey, dotNetKey)]
         let configured = pairs.filter { $0.0 != nil }
         if !configured.isEmpty, !isMaster {
             let matches = configured.contains { expected, given in

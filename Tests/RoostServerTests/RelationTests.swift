@@ -102,6 +102,13 @@ import Testing
         // Every object of the class shows it, even one that never had a relation operation.
         let plain = try await s.create("Board", ["name": "b2"])
         #expect(try await s.fetch("Board", plain)["pins"] == marker)
+        // `null` written to it (ParsePy re-sends a fetched Relation as `null`) leaves the Relation, and its pairs.
+        try await s.update("Board", board, ["name": "renamed", "pins": relation("AddRelation", [pin(f, "p2")])])
+        try await s.update("Board", board, ["name": "renamed again", "pins": .null])
+        let nulled = try await s.create("Board", ["name": "b3", "pins": .null])
+        #expect(try await s.fetch("Board", board)["pins"] == marker)
+        #expect(try await s.fetch("Board", nulled)["pins"] == marker)
+        #expect(try await related(f, board) == ["p2"])
         // The schema records the field.
         let schema = try await s.request("GET", "/schemas/Board", master: true)
         #expect(schema.json["fields"]?["pins"] == ["type": "Relation", "targetClass": "Pin"])

@@ -24,7 +24,9 @@ enum RelationStore {
     /// Adds the markers of the schema's Relation fields to a new object's fields.
     static func addMarkers(to fields: inout [String: JSON], schema: ClassSchema) {
         for (field, type) in schema.fields {
-            if case .relation(let target) = type, fields[field] == nil { fields[field] = marker(target) }
+            // A `null` written to it too: Parse accepts one (ParsePy re-sends every fetched Relation as `null`) and
+            // answers the Relation from the schema whatever the object holds.
+            if case .relation(let target) = type, fields[field] == nil || fields[field] == .null { fields[field] = marker(target) }
         }
     }
 

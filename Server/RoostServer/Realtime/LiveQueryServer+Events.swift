@@ -160,10 +160,12 @@ extension LiveQueryServer {
         else { return nil }
         var object: JSON?, original: JSON?
         if let shown = op == "delete" ? change.before : change.after {
-            // Parse sends a `leave` with the new version even when the subscriber just lost read access
-            // to it; then only what identifies the object is sent, not contents it may no longer read.
+            // Parse sends a `leave` with the new version even when the subscriber just lost read access to it; Roost
+            // sends the version before, which the subscriber matched and so could read: nothing it may no longer read,
+            // and a whole object for SDKs that decode one (Parse-Swift's `.left`).
             let mayRead = op != "leave" || (try? matcher.mayRead(shown, subscription, isMaster: client.hasMasterKey, memo: memo)) == true
-            object = matcher.visibleJSON(shown, subscription, isMaster: client.hasMasterKey, identityOnly: !mayRead, memo: memo)
+            object = matcher.visibleJSON(mayRead ? shown : change.before ?? shown, subscription, isMaster: client.hasMasterKey,
+                                         identityOnly: !mayRead && change.before == nil, memo: memo)
         }
         if op != "create", op != "delete", let before = change.before {
             // An `enter` may come from gaining read access: the version before was not the subscriber's to read,

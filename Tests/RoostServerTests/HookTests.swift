@@ -22,7 +22,8 @@ import Testing
         let user = try await server.request("POST", "/users", json: ["username": "caller", "password": "pw-caller"])
         let token = try #require(user.json["sessionToken"]?.stringValue)
         let called = try await server.request("POST", "/functions/greet", json: ["name": "Ada"],
-                                              headers: ["X-Parse-Session-Token": token, "X-Parse-Installation-Id": "inst-9"])
+                                              headers: ["X-Parse-Session-Token": token, "X-Parse-Installation-Id": "inst-9",
+                                                        "X-Parse-Cloud-Context": #"{"source":"test"}"#, "X-Trace": "t-1"])
         #expect(called.status == 200 && called.json == ["result": ["greeting": "hello"]], "\(called.text)")
         let request = try #require(receiver.requests.last)
         #expect(request.headers["x-parse-webhook-key"] == "hook-key-123")
@@ -30,6 +31,14 @@ import Testing
         #expect(sent["params"] == ["name": "Ada"])
         #expect(sent["master"] == false && sent["functionName"] == "greet" && sent["installationId"] == "inst-9")
         #expect(sent["user"]?["username"] == "caller" && sent["user"]?["objectId"] == user.json["objectId"])
+        // As Parse's Cloud Code request: the client's address, its headers (not a master key) and its context.
+        #expect(sent["ip"] == "127.0.0.1" && sent["context"] == ["source": "test"], "\(sent)")
+        #expect(sent["headers"]?["x-trace"] == "t-1" && sent["headers"]?["x-parse-installation-id"] == "inst-9", "\(sent)")
+        let asMaster = try await server.request("POST", "/functions/greet", json: [:], master: true)
+        #expect(asMaster.status == 200)
+        let masterSent = try JSONParser.parse(Array(try #require(receiver.requests.last).body))
+        #expect(masterSent["master"] == true && masterSent["headers"]?["x-parse-master-key"] == nil && masterSent["context"] == [:],
+                "\(masterSent)")
 
         // The webhook's error is the function's (141); a reply that is not JSON is "Malformed response".
         receiver.reply(with: #"{"error":"name is required"}"#)

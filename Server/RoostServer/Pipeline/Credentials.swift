@@ -16,9 +16,11 @@ struct Credentials {
     /// `Authorization: Basic base64(appId:masterKey)`, which Parse accepts for master-level calls
     /// (`appId:javascript-key=…` names a JavaScript key instead).
     var basicAuth: (applicationId: String, masterKey: String?, javascriptKey: String?)?
-    /// Cloud Code's context (`X-Parse-Cloud-Context` or `_context`) is not an object. Roost runs no
-    /// Cloud Code, but Parse refuses such a request (107) before anything else, so Roost does too.
+    /// Cloud Code's context (`X-Parse-Cloud-Context` or `_context`) is not an object. Parse refuses such a request
+    /// (107) before anything else, so Roost does too.
     var hasMalformedContext = false
+    /// That context, given to webhooks as Parse gives it to Cloud Code (`context`).
+    var cloudContext: [String: JSON] = [:]
 
     init(headers: [String: String]) {
         if let header = headers["authorization"], header.lowercased().hasPrefix("basic "),
@@ -39,7 +41,7 @@ struct Credentials {
         javascriptKey = headers["x-parse-javascript-key"]
         dotNetKey = headers["x-parse-windows-key"]
         if let context = headers["x-parse-cloud-context"] {
-            hasMalformedContext = !Credentials.isObject(try? JSONParser.parse(context))
+            if case .object(let members)? = try? JSONParser.parse(context) { cloudContext = members } else { hasMalformedContext = true }
         }
     }
 
@@ -53,17 +55,14 @@ struct Credentials {
         clientKey = body.removeValue(forKey: "_ClientKey")?.stringValue ?? clientKey
         javascriptKey = body.removeValue(forKey: "_JavaScriptKey")?.stringValue ?? javascriptKey
         switch body.removeValue(forKey: "_context") {
-        case .string(let text)?: hasMalformedContext = !text.isEmpty && !Credentials.isObject(try? JSONParser.parse(text))
+        case .string(let text)? where !text.isEmpty:
+            if case .object(let members)? = try? JSONParser.parse(text) { cloudContext = members } else { hasMalformedContext = true }
+        case .object(let members)?: cloudContext = members
         case .number(let number)?: hasMalformedContext = number != 0
         case .bool(true)?: hasMalformedContext = true
-        default: break  // An object or array is taken as is; null, false and "" count as absent (JavaScript truthiness).
+        default: break  // An array is taken as is (Parse passes it on); null, false and "" count as absent (JavaScript truthiness).
         }
         for key in ["_ClientVersion", "_RevocableSession", "_noBody"] { body.removeValue(forKey: key) }
-    }
-
-    private static func isObject(_ value: JSON?) -> Bool {
-        if case .object? = value { return true }
-        return false
     }
 
     /// Checks the application id (from the headers, the body or Basic auth) and, when configured, the client key; returns whether the master key was given.

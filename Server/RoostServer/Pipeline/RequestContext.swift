@@ -25,6 +25,11 @@ struct RequestContext {
     /// Run by `WriteBatcher` in a transaction shared with other clients' requests: a `before` webhook
     /// makes the request start over on its own (`WriteBatcher.NeedsOwnWrite`).
     var inGroupedWrite = false
+    /// What webhooks are told of the request, as Parse tells Cloud Code (`Webhook.caller`): the client's address, its
+    /// headers and its Cloud Code context.
+    var clientAddress = ""
+    var headers: [String: String] = [:]
+    var cloudContext: [String: JSON] = [:]
 
     /// This request inside a write that commits later (a batch, an idempotent request, a write
     /// group): its writes go into `db`, its `after` actions wait for that commit (`SQLConnection.afterCommit`).

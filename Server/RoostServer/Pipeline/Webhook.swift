@@ -31,9 +31,13 @@ struct Webhook {
     }
 
     /// Who is calling, as Parse describes the caller to a webhook: `master`, `user` (the caller's
-    /// `_User` object, when a session came with the request) and `installationId`.
+    /// `_User` object, when a session came with the request), `installationId`, `ip`, `headers` and `context`. The
+    /// headers are the request's but its master key and `Authorization` (Parse passes them on; a webhook is told
+    /// `master` instead).
     static func caller(_ context: RequestContext) throws -> [String: JSON] {
-        var fields: [String: JSON] = ["master": .bool(context.isMaster)]
+        let headers = context.headers.filter { !["x-parse-master-key", "x-parse-maintenance-key", "authorization"].contains($0.key) }
+        var fields: [String: JSON] = ["master": .bool(context.isMaster), "ip": .string(context.clientAddress),
+                                      "headers": .object(headers.mapValues { .string($0) }), "context": .object(context.cloudContext)]
         if let installationId = context.installationId { fields["installationId"] = .string(installationId) }
         if let caller = context.user, let user = try context.read({ db in try UserStore.fetch(caller.id, in: db) }) {
             fields["user"] = UserStore.wireJSON(user, viewerId: caller.id, isMaster: false)

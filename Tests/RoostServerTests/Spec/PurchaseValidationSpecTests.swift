@@ -112,7 +112,8 @@ import Testing
         }
         #expect(answered, "a request waited for Apple's answer to others")
         production.releaseReplies()
-        #expect(try await checks.allSatisfy { $0.json["status"] == 21002 })
+        // Apple's refusal, or (on a machine so loaded that the hold outlasted `AppStore.timeout`) no answer in time.
+        #expect(try await checks.allSatisfy { $0.status == 200 && [21002, .null].contains($0.json["status"]) })
         let batch = try await server.request("POST", "/batch", json: ["requests": [["method": "POST", "path": "/parse/validate_purchase",
                                                                                        "body": ["productIdentifier": "a-product", "receipt": "x"]]]])
         #expect(batch.status == 400 && batch.json == ["code": 107, "error": "cannot route POST /validate_purchase"], "\(batch.text)")

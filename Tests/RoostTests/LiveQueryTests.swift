@@ -180,7 +180,8 @@ import Testing
         #expect(kinds(events) == [.entered, .left])
         #expect(events.first?.object?["text"] == "for ann")
         #expect(events.first?.previous?["text"] as String? == nil)  // The version before was not hers to read.
-        #expect(events.last?.object?["text"] as String? == nil)  // Nor the version after.
+        // Not the version after ("private again"), which is not hers to read: the one she could read before.
+        #expect(events.last?.object?["text"] as String? == "for ann")
         try await Task.sleep(nanoseconds: 300_000_000)
         #expect(recorder.changes.count == 2)
     }

@@ -23,7 +23,8 @@ public struct LiveQueryEvent: Sendable {
     }
 
     public let kind: Kind
-    /// The object as it is now (for `deleted`, as it was); nil for `subscribed` and `refreshed`.
+    /// The object as it is now (for `deleted`, as it was; for a `left` after losing read access, as the subscriber last
+    /// could read it); nil for `subscribed` and `refreshed`.
     public let object: RoostObject?
     /// The version before the change (`entered`, `updated`, `left`); only its identity when the subscriber could
     /// not read it.

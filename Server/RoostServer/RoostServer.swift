@@ -251,9 +251,9 @@ public final class RoostServer: @unchecked Sendable {
             requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,
             passwords: PreparedPasswords(hasher: config.passwordHasher))
         if isSessionMe { context.uncheckedSessionToken = credentials.sessionToken }
-        context.clientAddress = request.clientAddress
-        context.headers = request.headers
-        context.cloudContext = credentials.cloudContext
+        if method != "GET" {
+            context.origin = RequestOrigin(clientAddress: request.clientAddress, headers: request.headers, cloudContext: credentials.cloudContext)
+        }
         let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
         if method == "GET", PropertyList.wants(request.headers["accept"]) {
             let response = try dispatch(apiRequest, context)

@@ -7,10 +7,12 @@ struct Credentials {
     /// The headers' master key when the application id came from the body: Parse takes the body's id only when that
     /// key is absent or right (`handleParseHeaders`), and refuses the request otherwise.
     private var headerMasterKeyBesideBodyId: String?
-    var restAPIKey: String?
-    var clientKey: String?
-    var javascriptKey: String?
-    var dotNetKey: String?
+    /// The request's headers, where the client keys are read only when the server has one configured (most have none;
+    /// four lookups for every request cost 1k instructions).
+    private let headers: [String: String]
+    /// The JS SDK's client keys, from the body.
+    private var bodyClientKey: String?
+    private var bodyJavaScriptKey: String?
     var sessionToken: String?
     var installationId: String?
     /// `Authorization: Basic base64(appId:masterKey)`, which Parse accepts for master-level calls
@@ -36,10 +38,7 @@ struct Credentials {
         masterKey = headers["x-parse-master-key"]
         sessionToken = headers["x-parse-session-token"]
         installationId = headers["x-parse-installation-id"]
-        restAPIKey = headers["x-parse-rest-api-key"]
-        clientKey = headers["x-parse-client-key"]
-        javascriptKey = headers["x-parse-javascript-key"]
-        dotNetKey = headers["x-parse-windows-key"]
+        self.headers = headers
         if let context = headers["x-parse-cloud-context"] {
             if case .object(let members)? = try? JSONParser.parse(context) { cloudContext = members } else { hasMalformedContext = true }
         }
@@ -52,8 +51,8 @@ struct Credentials {
         masterKey = body.removeValue(forKey: "_MasterKey")?.stringValue ?? masterKey
         sessionToken = body.removeValue(forKey: "_SessionToken")?.stringValue ?? sessionToken
         installationId = body.removeValue(forKey: "_InstallationId")?.stringValue ?? installationId
-        clientKey = body.removeValue(forKey: "_ClientKey")?.stringValue ?? clientKey
-        javascriptKey = body.removeValue(forKey: "_JavaScriptKey")?.stringValue ?? javascriptKey
+        bodyClientKey = body.removeValue(forKey: "_ClientKey")?.stringValue
+        bodyJavaScriptKey = body.removeValue(forKey: "_JavaScriptKey")?.stringValue
         switch body.removeValue(forKey: "_context") {
         case .string(let text)? where !text.isEmpty:
             if case .object(let members)? = try? JSONParser.parse(text) { cloudContext = members } else { hasMalformedContext = true }
@@ -69,11 +68,11 @@ struct Credentials {
     /// A wrong master key is not an error (the request runs without it), as in Parse.
     /// - Throws: `APIError.unauthorized`, also for the right master key from an address not in `masterKeyIPs`.
     func authorize(_ config: ServerConfig, clientAddress: String) throws -> Bool {
-        var applicationId = applicationId, masterKey = masterKey, javascriptKey = javascriptKey
+        var applicationId = applicationId, masterKey = masterKey, basicJavaScriptKey: String?
         if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) {
             applicationId = basicAuth.applicationId
             masterKey = basicAuth.masterKey ?? masterKey
-            javascriptKey = basicAuth.javascriptKey ?? javascriptKey
+            basicJavaScriptKey = basicAuth.javascriptKey
         }
         guard let applicationId, SecureRandom.constantTimeEquals(applicationId, config.applicationId) else {
             throw APIError.unauthorized
@@ -86,14 +85,16 @@ struct Credentials {
             throw APIError.unauthorized
         }
         // As Parse: once any client key is configured, one of them must match its own header.
-        let pairs = [(config.restAPIKey, restAPIKey), (config.clientKey, clientKey), (config.javascriptKey, javascriptKey),
-                     (config.dotNetKey, dotNetKey)]
-        let configured = pairs.filter { $0.0 != nil }
-        if !configured.isEmpty, !isMaster {
-            let matches = configured.contains { expected, given in
-                given.map { SecureRandom.constantTimeEquals($0, expected!) } ?? false
+        if !isMaster, config.restAPIKey != nil || config.clientKey != nil || config.javascriptKey != nil || config.dotNetKey != nil {
+            func matches(_ expected: String?, _ given: @autoclosure () -> String?) -> Bool {
+                guard let expected, let given = given() else { return false }
+                return SecureRandom.constantTimeEquals(given, expected)
             }
-            guard matches else { throw APIError.unauthorized }
+            guard matches(config.restAPIKey, headers["x-parse-rest-api-key"])
+                || matches(config.clientKey, bodyClientKey ?? headers["x-parse-client-key"])
+                || matches(config.javascriptKey, basicJavaScriptKey ?? bodyJavaScriptKey ?? headers["x-parse-javascript-key"])
+                || matches(config.dotNetKey, headers["x-parse-windows-key"])
+            else { throw APIError.unauthorized }
         }
         return isMaster
     }

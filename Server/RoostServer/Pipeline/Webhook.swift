@@ -35,9 +35,9 @@ struct Webhook {
     /// headers are the request's but its master key and `Authorization` (Parse passes them on; a webhook is told
     /// `master` instead).
     static func caller(_ context: RequestContext) throws -> [String: JSON] {
-        let headers = context.headers.filter { !["x-parse-master-key", "x-parse-maintenance-key", "authorization"].contains($0.key) }
-        var fields: [String: JSON] = ["master": .bool(context.isMaster), "ip": .string(context.clientAddress),
-                                      "headers": .object(headers.mapValues { .string($0) }), "context": .object(context.cloudContext)]
+        let headers = (context.origin?.headers ?? [:]).filter { !["x-parse-master-key", "x-parse-maintenance-key", "authorization"].contains($0.key) }
+        var fields: [String: JSON] = ["master": .bool(context.isMaster), "ip": .string(context.origin?.clientAddress ?? ""),
+                                      "headers": .object(headers.mapValues { .string($0) }), "context": .object(context.origin?.cloudContext ?? [:])]
         if let installationId = context.installationId { fields["installationId"] = .string(installationId) }
         if let caller = context.user, let user = try context.read({ db in try UserStore.fetch(caller.id, in: db) }) {
             fields["user"] = UserStore.wireJSON(user, viewerId: caller.id, isMaster: false)

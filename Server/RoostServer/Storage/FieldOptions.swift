@@ -19,6 +19,11 @@ enum FieldOptions {
         return .object(declared)
     }
 
+    /// Every field's declaration, as `_schema` stores them and `roost export` writes them.
+    static func declarations(_ fields: [String: FieldType], options: [String: JSON]) -> [String: JSON] {
+        fields.reduce(into: [:]) { $0[$1.key] = declaration($1.value, options: options[$1.key]) }
+    }
+
     /// Checks a new field's options as Parse's `validateSchemaData` does (111 for a default of another type, or an
     /// option on a Relation) and returns them.
     static func checked(_ declaration: JSON, type: FieldType, className: String, field: String) throws -> JSON? {

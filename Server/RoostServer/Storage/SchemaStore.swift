@@ -85,9 +85,7 @@ enum SchemaStore {
     }
 
     private static func encode(_ fields: [String: FieldType], options: [String: JSON] = [:]) -> String {
-        var declared: [String: JSON] = [:]
-        for (name, type) in fields { declared[name] = FieldOptions.declaration(type, options: options[name]) }
-        return JSON.object(declared).jsonText
+        JSON.object(FieldOptions.declarations(fields, options: options)).jsonText
     }
 
     /// Decoded schemas by their stored text: every request reads its class's row (so it always sees

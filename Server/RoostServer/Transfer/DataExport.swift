@@ -70,7 +70,7 @@ public enum DataExport {
         for schema in schemas {
             try emit("schema", [
                 "className": .string(schema.className),
-                "fields": .object(schema.fields.reduce(into: [:]) { $0[$1.key] = FieldOptions.declaration($1.value, options: schema.fieldOptions[$1.key]) }),
+                "fields": .object(FieldOptions.declarations(schema.fields, options: schema.fieldOptions)),
                 "classLevelPermissions": schema.classLevelPermissions ?? .null,
                 "indexes": schema.indexes ?? .null,
             ])

@@ -75,6 +75,25 @@ import Testing
         #expect(lines[2].isEmpty)
     }
 
+    /// What `/scriptlog` reads: the last lines, oldest first, each cut to `recentLineLimit` (a client's long request
+    /// paths cannot make it hold megabytes); the written log keeps them whole.
+    @Test func recentLinesAreTheLastOnesCutToTheLimit() throws {
+        let long = String(repeating: "p", count: 16 * 1024)
+        let devNull = open("/dev/null", O_WRONLY)
+        try #require(devNull >= 0)
+        defer { close(devNull) }
+        let sink = LogSink(fileDescriptor: devNull)  // 16 MB of lines: more than a pipe holds unread.
+        for index in 0..<(LogSink.recentCapacity + 5) { sink.append(Array("line \(index) \(long)\n".utf8), urgent: false) }
+        let recent = sink.recentLines()
+        #expect(recent.count == LogSink.recentCapacity)
+        #expect(recent.allSatisfy { $0.count == LogSink.recentLineLimit && $0.last == UInt8(ascii: "\n") })
+        #expect(String(decoding: recent[0].prefix(9), as: UTF8.self) == "line 5 pp")
+        #expect(String(decoding: recent.last!.prefix(9), as: UTF8.self) == "line 1004")
+        let pipe = Pipe()
+        pipe.sink.append(Array("whole \(String(repeating: "q", count: 4000))\n".utf8), urgent: true)
+        #expect(pipe.available().count == "whole ".count + 4000 + 1)
+    }
+
     /// 8 × 40 lines of ~125 bytes: under the pipe's 64 KB, so no write blocks before the test reads.
     @Test func linesFromConcurrentThreadsNeverInterleave() async {
         let pipe = Pipe()

@@ -27,6 +27,9 @@ public final class LogSink: @unchecked Sendable {
     private var recentStart = 0
     /// How many lines `recentLines()` keeps: access lines are ~100 bytes, so ~100 KB.
     static let recentCapacity = 1000
+    /// A longer line is kept cut to this (its newline kept): a client's request path can be 16 KB, and 1,000 of them
+    /// would hold 16 MB; at most 1 MB this way.
+    static let recentLineLimit = 1024
 
     init(fileDescriptor: Int32) { self.fileDescriptor = fileDescriptor }
 
@@ -35,10 +38,11 @@ public final class LogSink: @unchecked Sendable {
         condition.lock()
         let wasEmpty = pending.isEmpty
         pending.append(contentsOf: line)
+        let kept = line.count <= LogSink.recentLineLimit ? line : Array(line.prefix(LogSink.recentLineLimit - 1)) + [UInt8(ascii: "\n")]
         if recent.count < LogSink.recentCapacity {
-            recent.append(line)
+            recent.append(kept)
         } else {
-            recent[recentStart] = line
+            recent[recentStart] = kept
             recentStart = (recentStart + 1) % LogSink.recentCapacity
         }
         if urgent || pending.count > LogSink.maximumBuffered {

@@ -254,7 +254,8 @@ public final class RoostServer: @unchecked Sendable {
         if method != "GET" {
             context.origin = RequestOrigin(clientAddress: request.clientAddress, headers: request.headers, cloudContext: credentials.cloudContext)
         }
-        let apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
+        var apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)
+        apiRequest.target = request.target
         if method == "GET", PropertyList.wants(request.headers["accept"]) {
             let response = try dispatch(apiRequest, context)
             return HTTPResponse(status: response.status, headers: response.headers + [("Content-Type", PropertyList.contentType)],

@@ -103,10 +103,22 @@ import Testing
             "pipeline": #"[{"$group":{"_id":"$team","n":{"$sum":1}}},{"$sort":{"n":-1}}]"#,
         ])
         #expect(pipeline.json == ["results": [["objectId": "red", "n": 2], ["objectId": "blue", "n": 1]]])
-        // Stage parameters run in the usual order: sorted and cut before the projection drops the key.
-        let top = try await server.request("GET", "/aggregate/Player", master: true,
-                                           query: ["$project": #"{"name":1,"_id":0}"#, "$sort": #"{"score":-1}"#, "$limit": "1"])
-        #expect(top.json == ["results": [["name": "cid"]]])
+        // Stage parameters run in the order the URL gives them, as Parse's (Express keeps it).
+        func stages(_ written: [(String, String)]) async throws -> JSON? {
+            let query = written.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }.joined(separator: "&")
+            return try await server.request("GET", "/aggregate/Player?" + query, master: true).json["results"]
+        }
+        #expect(try await stages([("$sort", #"{"score":-1}"#), ("$limit", "1"), ("$project", #"{"name":1,"_id":0}"#)]) == [["name": "cid"]])
+        let groups = #"{"_id":"$team","n":{"$sum":1}}"#, big = #"{"n":{"$gt":1}}"#, red = #"{"team":"red"}"#
+        #expect(try await stages([("$group", groups), ("$match", big)]) == [["objectId": "red", "n": 2]])  // Groups filtered.
+        #expect(try await stages([("$match", big), ("$group", groups)]) == [])  // No player has `n`.
+        #expect(try await stages([("$match", red), ("$group", groups)]) == [["objectId": "red", "n": 2]])
+        #expect(try await stages([("$group", groups), ("$match", red)]) == [])  // Groups have no `team`.
+        // A body's stages keep no order once decoded: those run in the usual one, filters before groups. (A GET with a
+        // body, as the JS SDK sends it: POST with `_method`.)
+        let body = try await server.request("POST", "/aggregate/Player", json: ["_method": "GET", "$group": .object(["_id": "$team", "n": ["$sum": 1]]),
+                                                                               "$match": ["team": "red"]], master: true)
+        #expect(body.json["results"] == [["objectId": "red", "n": 2]], "\(body.text)")
         #expect(try await server.request("GET", "/aggregate/Player", query: ["distinct": "team"]).status == 403)
         #expect(try await server.request("GET", "/aggregate/Player", master: true, query: ["group": "{}"]).json["code"] == 102)
         // `comment`, like `hint` and `explain`, is an option Parse hands to the database, not a stage.

@@ -11,6 +11,12 @@ import Testing
         #expect(HTTPRequest.splitTarget("/p?=x&a=b=c").query == ["": "x", "a": "b=c"])
     }
 
+    @Test func parameterNamesInTheirWrittenOrder() {
+        #expect(HTTPRequest.queryKeys(of: "/p?%24sort=1&$limit=2&keys[]=a&%24sort=3&keys[]=b&x") == ["$sort", "$limit", "keys", "x"])
+        #expect(HTTPRequest.queryKeys(of: "/p").isEmpty)
+        #expect(HTTPRequest.queryKeys(of: "/p?").isEmpty)
+    }
+
     @Test func malformedEscapesStayAsTheyAre() {
         #expect(HTTPRequest.splitTarget("/p?a=%zz&b=100%&c=%4&d=%41").query == ["a": "%zz", "b": "100%", "c": "%4", "d": "A"])
     }

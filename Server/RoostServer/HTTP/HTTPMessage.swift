@@ -6,6 +6,9 @@ public struct HTTPRequest: Sendable {
     /// The query string's parameters, form-decoded (`+` is a space). A repeated parameter (`keys=a&keys=b`, or
     /// `keys[]=a&keys[]=b`) has its values joined by commas, as Express's list becomes text in Parse (`String(array)`).
     public var query: [String: String]
+    /// The request target as sent (path and query string, still encoded): the query's parameters in their order
+    /// (`queryKeys(of:)`), which `query` does not keep.
+    public var target = ""
     /// Header names are lowercased.
     public var headers: [String: String]
     public var body: [UInt8]
@@ -50,6 +53,18 @@ public struct HTTPRequest: Sendable {
             }
             return (String(decoding: bytes[..<mark], as: UTF8.self), query)
         }
+    }
+
+    /// The query string's parameter names, decoded as `splitTarget` decodes them, in their first appearance's order.
+    static func queryKeys(of target: String) -> [String] {
+        guard let mark = target.firstIndex(of: "?") else { return [] }
+        var keys: [String] = []
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            var key = percentDecode(pair.prefix { $0 != "=" }, plusIsSpace: true)
+            if key.count > 2, key.hasSuffix("[]") { key.removeLast(2) }
+            if !keys.contains(key) { keys.append(key) }
+        }
+        return keys
     }
 
     static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String {

@@ -487,6 +487,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
         }
         let (path, query) = HTTPRequest.splitTarget(state.target)
         state.request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query)
+        state.request?.target = state.target
         state.request?.headers.reserveCapacity(16)
         _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectHeader, pointer)
         var address = [CChar](repeating: 0, count: 64)

@@ -15,7 +15,7 @@ enum AggregateRoutes {
     /// Parameters that are options, not stages.
     private static let optionNames: Set<String> = ["distinct", "where", "pipeline", "hint", "explain", "comment", "readPreference",
                                                    "includeReadPreference", "subqueryReadPreference", "rawValues", "rawFieldNames"]
-    /// Stage parameters lose their written order in a URL's dictionary; they run in this one.
+    /// The order of stages given as a JSON object, whose decoded keys keep no order (see `ordered`).
     private static let stageOrder = ["$match", "$unwind", "$group", "$sort", "$skip", "$limit", "$project", "$count"]
 
     static func aggregate(_ className: String, request: APIRequest, context: RequestContext) throws -> APIResponse {
@@ -31,7 +31,7 @@ enum AggregateRoutes {
             if case .array(let stages)? = request.body {  // The body itself (Parse's `body.pipeline || body`).
                 pipeline = stages
             } else {
-                pipeline = ordered(parameters.filter { !optionNames.contains($0.key) })
+                pipeline = ordered(parameters.filter { !optionNames.contains($0.key) }, writtenIn: request)
             }
         default: throw ParseError(.invalidQuery, "pipeline must be an array of stages")
         }
@@ -65,8 +65,16 @@ enum AggregateRoutes {
     /// The parameter `ServerConfig.aggregateInMemoryParameter` turns on.
     static let inMemoryParameter = "roostInMemory"
 
-    private static func ordered(_ stages: [String: JSON]) -> [JSON] {
-        stages.sorted { (stageOrder.firstIndex(of: $0.key) ?? Int.max, $0.key) < (stageOrder.firstIndex(of: $1.key) ?? Int.max, $1.key) }
-            .map { [$0.key: $0.value] }
+    /// Stages given as parameters, in the order Parse runs them: its `Object.assign(body, query)` puts the body's
+    /// first, then the URL's as written (`?$group=...&$match=...` groups, then filters the groups). A JSON object's
+    /// keys (the body's, or `pipeline`'s) keep no order once decoded: those run in `stageOrder`.
+    private static func ordered(_ stages: [String: JSON], writtenIn request: APIRequest? = nil) -> [JSON] {
+        let fixed = stages.keys.sorted {
+            (stageOrder.firstIndex(of: $0) ?? Int.max, $0) < (stageOrder.firstIndex(of: $1) ?? Int.max, $1)
+        }
+        let written = request?.target.map(HTTPRequest.queryKeys(of:)) ?? []
+        let fromBody = fixed.filter { request?.body?.objectValue?[$0] != nil || !written.contains($0) }
+        let fromURL = written.filter { stages[$0] != nil && !fromBody.contains($0) }
+        return (fromBody + fromURL).compactMap { name in stages[name].map { [name: $0] } }
     }
 }

@@ -97,6 +97,7 @@ enum BatchRoute {
         if segments.first == "batch" { throw ParseError(.invalidJSON, "nested batch requests are not allowed") }
         var request = APIRequest(method: method, segments: segments, body: fields["body"], query: query)
         request.requestId = fields["requestId"]?.stringValue
+        request.target = path
         return request
     }
 

@@ -10,6 +10,8 @@ struct APIRequest {
     var body: JSON?
     /// URL query parameters, raw strings.
     var query: [String: String] = [:]
+    /// The request target the URL parameters came from, when there was one (see `HTTPRequest.target`).
+    var target: String?
     /// A batch item's own idempotency key (`"requestId"` in the item), applied like `X-Parse-Request-Id`.
     var requestId: String?
 

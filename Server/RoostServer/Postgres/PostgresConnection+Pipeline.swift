@@ -33,6 +33,10 @@ extension PostgresConnection {
         return true
     }
 
+    /// Not by depth: an error answered later can reach a savepoint after another at its depth whose RELEASE never
+    /// went out, and ROLLBACK TO names the latest of a name.
+    var namesSavepointsByDepth: Bool { false }
+
     var unsentPosition: UnsentPosition { UnsentPosition(pipeline: pipelinesSent, index: statementsToSend.count) }
 
     func withdrawUnsent(from position: UnsentPosition) -> Bool {

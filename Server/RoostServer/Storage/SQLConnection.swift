@@ -27,6 +27,8 @@ protocol SQLConnection: AnyObject, SQLQuerying {
     func runAnsweredLater(_ sql: String, _ arguments: [SQLValue]) throws
     /// Sends what `runAnsweredLater` queued and waits for the answers (nothing to do on SQLite).
     func awaitAnswers() throws
+    /// Whether `inSavepoint` may name savepoints by their depth (see there): true where every statement runs at once.
+    var namesSavepointsByDepth: Bool { get }
 }
 
 /// A place in a connection's queue of statements not sent yet (PostgreSQL's `sendWithNext`): its index in the queue,
@@ -72,8 +74,9 @@ final class WriteState {
     var queuedMail = false
     /// Set by `answeringLater`: `runAnsweredLater` may queue its statement (PostgreSQL).
     var answersLater = false
-    /// Savepoints made so far (`inSavepoint`, which names each by its number).
+    /// Savepoints made so far, and those open now (`inSavepoint`, which names each by one of them).
     var savepointsMade = 0
+    var savepointDepth = 0
     /// LiveQuery's hook, which `ObjectStore` tells each write of a recorded class (nil: none are),
     /// and what it recorded in the current transaction (published once committed).
     var changeRecorder: ChangeRecorder?
@@ -146,10 +149,16 @@ extension SQLConnection {
     }
 
     private func inSavepoint<T>(rerun: Bool, _ body: () throws -> T) throws -> T {
-        // Each its own name: an error answered later (`answeringLater`) can reach a savepoint after another whose
-        // RELEASE never ran (an enclosing one, or a batch item before), and ROLLBACK TO names the latest of a name.
+        // On PostgreSQL each its own name: an error answered later (`answeringLater`) can reach a savepoint after
+        // another whose RELEASE never ran (an enclosing one, or a batch item before), and ROLLBACK TO names the latest
+        // of a name.
         writeState.savepointsMade &+= 1
-        let name = "request\(writeState.savepointsMade)"
+        writeState.savepointDepth += 1
+        defer { writeState.savepointDepth -= 1 }
+        // On SQLite, by depth: every statement runs at once there, so the savepoint before at this depth was released
+        // or rolled back before this one begins, and the texts repeat, staying prepared in the connection's statement
+        // cache (a name per savepoint made prepared two statements per write, and emptied the cache every ~128 writes).
+        let name = namesSavepointsByDepth ? "depth\(writeState.savepointDepth)" : "request\(writeState.savepointsMade)"
         let position = unsentPosition
         try runSoon("SAVEPOINT " + name)
         let recorded = writeState.objectChanges.count

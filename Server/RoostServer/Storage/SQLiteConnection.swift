@@ -151,6 +151,8 @@ final class SQLiteConnection: SQLConnection {
 
     func withdrawIfUnsent(_ sql: String) -> Bool { false }
 
+    var namesSavepointsByDepth: Bool { true }
+
     var unsentPosition: UnsentPosition { UnsentPosition() }
 
     func withdrawUnsent(from position: UnsentPosition) -> Bool { false }

@@ -151,13 +151,12 @@ extension SQLConnection {
     private func inSavepoint<T>(rerun: Bool, _ body: () throws -> T) throws -> T {
         // On PostgreSQL each its own name: an error answered later (`answeringLater`) can reach a savepoint after
         // another whose RELEASE never ran (an enclosing one, or a batch item before), and ROLLBACK TO names the latest
-        // of a name.
+        // of a name. On SQLite, where every statement runs at once, the one before at this depth was released or
+        // rolled back before this one begins: named by depth, the texts repeat and stay prepared in the statement
+        // cache (a name each prepared two statements per write, and emptied the cache every ~128 writes).
         writeState.savepointsMade &+= 1
         writeState.savepointDepth += 1
         defer { writeState.savepointDepth -= 1 }
-        // On SQLite, by depth: every statement runs at once there, so the savepoint before at this depth was released
-        // or rolled back before this one begins, and the texts repeat, staying prepared in the connection's statement
-        // cache (a name per savepoint made prepared two statements per write, and emptied the cache every ~128 writes).
         let name = namesSavepointsByDepth ? "depth\(writeState.savepointDepth)" : "request\(writeState.savepointsMade)"
         let position = unsentPosition
         try runSoon("SAVEPOINT " + name)

@@ -403,6 +403,9 @@ public final class RoostServer: @unchecked Sendable {
     private func makeErrorResponse(_ error: Error, logger: Logger) -> HTTPResponse {
         let answer = errorResponse(for: error)
         if answer.isServerFault { logger.error("internal error: \(error)") }
+        if case APIError.masterKeyFromOutsideIPs(let address) = error {
+            logger.error("Request using master key rejected as the request IP address '\(address)' is not set in --master-key-ips.")
+        }
         var response = encode(APIResponse(status: answer.status, body: answer.body))
         if answer.status == 503 { response.headers.append(("Retry-After", "1")) }  // A moment's overload: try again soon.
         return response

@@ -5,6 +5,9 @@ import RoostCore
 enum APIError: Error {
     /// 403 `{"error":"unauthorized"}`: missing or wrong application id or client key.
     case unauthorized
+    /// Answered as `unauthorized`, and logged as Parse logs it: the right master key from an address that is not in
+    /// `--master-key-ips` (an operator who forgot a proxy's or an admin host's address needs to see why).
+    case masterKeyFromOutsideIPs(address: String)
     /// 403 `{"error":"unauthorized: master key is required"}`.
     case masterKeyRequired
     /// 413 `{"error":"request entity too large"}` (Parse's body-parser answer): the body went over `--max-body`.
@@ -34,7 +37,7 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
         return (status, parseError.json, status == 500)
     case let apiError as APIError:
         switch apiError {
-        case .unauthorized: return (403, ["error": "unauthorized"], false)
+        case .unauthorized, .masterKeyFromOutsideIPs: return (403, ["error": "unauthorized"], false)
         case .masterKeyRequired: return (403, ["error": "unauthorized: master key is required"], false)
         case .payloadTooLarge:
             return (413, ["error": "request entity too large"], false)

@@ -66,7 +66,8 @@ struct Credentials {
 
     /// Checks the application id (from the headers, the body or Basic auth) and, when configured, the client key; returns whether the master key was given.
     /// A wrong master key is not an error (the request runs without it), as in Parse.
-    /// - Throws: `APIError.unauthorized`, also for the right master key from an address not in `masterKeyIPs`.
+    /// - Throws: `APIError.unauthorized`; `.masterKeyFromOutsideIPs` for the right master key from an address not in
+    ///   `masterKeyIPs`.
     func authorize(_ config: ServerConfig, clientAddress: String) throws -> Bool {
         var applicationId = applicationId, masterKey = masterKey, basicJavaScriptKey: String?
         if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) {
@@ -82,7 +83,7 @@ struct Credentials {
         }
         let isMaster = masterKey.map { !config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey) } ?? false
         if isMaster, !config.masterKeyIPs.contains(where: { $0.contains(clientAddress) }) {
-            throw APIError.unauthorized
+            throw APIError.masterKeyFromOutsideIPs(address: clientAddress)
         }
         // As Parse: once any client key is configured, one of them must match its own header.
         if !isMaster, config.restAPIKey != nil || config.clientKey != nil || config.javascriptKey != nil || config.dotNetKey != nil {

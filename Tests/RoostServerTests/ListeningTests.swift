@@ -53,27 +53,10 @@ import FoundationNetworking
     @Test(arguments: [(["--master-key-ips", "127.0.0.1,10.0.0.0/33"], [:], "10.0.0.0/33", "--master-key-ips"),
                       ([], ["ROOST_MASTER_KEY_IPS": "localhost"], "localhost", "ROOST_MASTER_KEY_IPS")])
     func aBadEntryStopsTheServer(arguments: [String], environment: [String: String], entry: String, source: String) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-test-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let logPath = directory.appendingPathComponent("server.log").path
-        let output = try ChildProcess.makePipe()
-        let process = try ChildProcess(
-            executable: try TestServer.binary().path,
-            arguments: ["serve", "--port", "0", "--data-dir", directory.path, "--master-key", TestServer.masterKey] + arguments,
-            environment: environment.merging(["ROOST_EXIT_WITH_PARENT": "1"]) { a, _ in a }, stdout: output.write, stderrPath: logPath)
-        close(output.write)
-        let started = ChildProcess.read(output.read, until: "listening on")
-        close(output.read)
-        if started != nil {
-            process.terminate()
-            Issue.record("the server started with \(entry) in \(source)")
-            return
-        }
-        let status = process.waitUntilExit()
-        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        #expect(status != 0)
-        #expect(log.contains(entry) && log.contains(source), "\(log)")
+        let attempt = try StartAttempt(["--master-key", TestServer.masterKey] + arguments, environment: environment)
+        #expect(!attempt.started, "the server started with \(entry) in \(source)")
+        #expect(attempt.status != 0)
+        #expect(attempt.log.contains(entry) && attempt.log.contains(source), "\(attempt.log)")
     }
 
     /// `--host ::` listens on IPv6 and IPv4 alike (it used to take IPv6 only); IPv4 peers arrive as

@@ -19,9 +19,9 @@ struct AccountOptions: ParsableArguments {
     var preventLoginWithUnverifiedEmail: Bool?
     @Flag(inversion: .prefixedNo, help: "With both above: answer sign-ups 205 (env ROOST_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL, default off).")
     var preventSignupWithUnverifiedEmail: Bool?
-    @Option(help: "Seconds a verification link stays valid (env ROOST_EMAIL_VERIFY_TOKEN_VALIDITY, default until used).")
+    @Option(parsing: .unconditional, help: "Seconds a verification link stays valid (env ROOST_EMAIL_VERIFY_TOKEN_VALIDITY, default until used).")
     var emailVerifyTokenValidity: Int?
-    @Option(help: "Seconds a password reset link stays valid (env ROOST_RESET_TOKEN_VALIDITY, default until used or the password or email changes).")
+    @Option(parsing: .unconditional, help: "Seconds a password reset link stays valid (env ROOST_RESET_TOKEN_VALIDITY, default until used or the password or email changes).")
     var resetTokenValidity: Int?
     @Flag(inversion: .prefixedNo, help: "Answer a reset request for an unknown email as for a known one (env ROOST_RESET_PASSWORD_SUCCESS_ON_INVALID_EMAIL, default on).")
     var resetPasswordSuccessOnInvalidEmail: Bool?
@@ -33,9 +33,9 @@ struct AccountOptions: ParsableArguments {
     var passwordDoNotAllowUsername: Bool?
     @Option(help: "Days a password lasts before log-ins are refused until it is reset (env ROOST_MAX_PASSWORD_AGE, default none).")
     var maxPasswordAge: String?
-    @Option(help: "New passwords must differ from this many latest ones, 1 to 20 (env ROOST_MAX_PASSWORD_HISTORY, default none).")
+    @Option(parsing: .unconditional, help: "New passwords must differ from this many latest ones, 1 to 20 (env ROOST_MAX_PASSWORD_HISTORY, default none).")
     var maxPasswordHistory: Int?
-    @Option(help: "Wrong passwords in a row that lock an account, 1 to 999 (env ROOST_ACCOUNT_LOCKOUT_THRESHOLD; with a duration).")
+    @Option(parsing: .unconditional, help: "Wrong passwords in a row that lock an account, 1 to 999 (env ROOST_ACCOUNT_LOCKOUT_THRESHOLD; with a duration).")
     var accountLockoutThreshold: Int?
     @Option(help: "Minutes a locked account stays locked (env ROOST_ACCOUNT_LOCKOUT_DURATION; with a threshold).")
     var accountLockoutDuration: String?

@@ -27,7 +27,7 @@ struct Serve: ParsableCommand {
             + "for switches true/false, 1/0 or yes/no); a flag wins over its variable.",
         version: Roost.versionLine)
 
-    @Option(help: "Port to listen on; 0 picks a free one (env ROOST_PORT, default 1337).") var port: Int?
+    @Option(parsing: .unconditional, help: "Port to listen on; 0 picks a free one (env ROOST_PORT, default 1337).") var port: Int?
     @Option(help: "Address to listen on (env ROOST_HOST, default 127.0.0.1).") var host: String?
     @Option(help: "URL path of the API (env ROOST_MOUNT, default /parse).") var mount: String?
     @Option(help: "Directory for the database and the generated master key (env ROOST_DATA_DIR, default ./roost-data).")
@@ -45,7 +45,7 @@ struct Serve: ParsableCommand {
     @Option(help: "A JavaScript key (X-Parse-Javascript-Key, the JS SDK's _JavaScriptKey), checked as --rest-api-key (env ROOST_JAVASCRIPT_KEY).")
     var javascriptKey: String?
     @Option(help: "A .NET key (X-Parse-Windows-Key), checked as --rest-api-key (env ROOST_DOTNET_KEY).") var dotnetKey: String?
-    @Option(help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
+    @Option(parsing: .unconditional, help: "Largest request body in bytes (env ROOST_MAX_BODY, default 20 MB).") var maxBody: Int?
     @Flag(inversion: .prefixedNo, help: "Let clients create classes by writing to them (env ROOST_ALLOW_CLIENT_CLASS_CREATION, default on).")
     var allowClientClassCreation: Bool?
     @Option(help: "Comma-separated addresses or CIDR ranges the master key is accepted from; 0.0.0.0/0 for any (env ROOST_MASTER_KEY_IPS, default 127.0.0.1,::1).")
@@ -55,26 +55,26 @@ struct Serve: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Keep each HTTP thread on one CPU (env ROOST_PIN_THREADS, default on).")
     var pinThreads: Bool?
     @Option(help: "Key sent to webhooks as X-Parse-Webhook-Key (env ROOST_WEBHOOK_KEY).") var webhookKey: String?
-    @Option(help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
-    @Option(help: "Results of a query that names no limit (env ROOST_DEFAULT_LIMIT, default 100).") var defaultLimit: Int?
-    @Option(help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
+    @Option(parsing: .unconditional, help: "Largest query limit; larger ones are clamped (env ROOST_MAX_LIMIT, default none).") var maxLimit: Int?
+    @Option(parsing: .unconditional, help: "Results of a query that names no limit (env ROOST_DEFAULT_LIMIT, default 100).") var defaultLimit: Int?
+    @Option(parsing: .unconditional, help: "Seconds X-Parse-Request-Id replies are kept (env ROOST_IDEMPOTENCY_TTL, default 604800 = 7 days).")
     var idempotencyTtl: Int?
     @Flag(inversion: .prefixedNo, help: "Let creates carry their own objectId (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default off).")
     var allowCustomObjectId: Bool?
-    @Option(help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
-    @Option(help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
+    @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
+    @Option(parsing: .unconditional, help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
-    @Option(help: "Most open connections in all; more are refused with a 503 (env ROOST_MAX_CONNECTIONS, default 20000, at most the descriptor limit less 256).")
+    @Option(parsing: .unconditional, help: "Most open connections in all; more are refused with a 503 (env ROOST_MAX_CONNECTIONS, default 20000, at most the descriptor limit less 256).")
     var maxConnections: Int?
-    @Option(help: "Most open connections from one client address, an IPv6 /64 counting as one; 0 for no limit (env ROOST_MAX_CONNECTIONS_PER_IP, default 1024).")
+    @Option(parsing: .unconditional, help: "Most open connections from one client address, an IPv6 /64 counting as one; 0 for no limit (env ROOST_MAX_CONNECTIONS_PER_IP, default 1024).")
     var maxConnectionsPerIp: Int?
-    @Option(help: "Most request-body bytes held at once, in memory or (file uploads over 1 MB) on disk; a request whose body finds no room gets a 503; at least --max-body (env ROOST_MAX_BUFFERED_BODY, default 256 MB).")
+    @Option(parsing: .unconditional, help: "Most request-body bytes held at once, in memory or (file uploads over 1 MB) on disk; a request whose body finds no room gets a 503; at least --max-body (env ROOST_MAX_BUFFERED_BODY, default 256 MB).")
     var maxBufferedBody: Int?
-    @Option(help: "Most request-body bytes held at once for one client address, an IPv6 /64 counting as one; at least --max-body, or 0 for no limit (env ROOST_MAX_BUFFERED_BODY_PER_IP, default 64 MB).")
+    @Option(parsing: .unconditional, help: "Most request-body bytes held at once for one client address, an IPv6 /64 counting as one; at least --max-body, or 0 for no limit (env ROOST_MAX_BUFFERED_BODY_PER_IP, default 64 MB).")
     var maxBufferedBodyPerIp: Int?
-    @Option(help: "Seconds a client has to send a request's headers, from connecting or from its previous answer (env ROOST_HEADERS_TIMEOUT, default 20).")
+    @Option(parsing: .unconditional, help: "Seconds a client has to send a request's headers, from connecting or from its previous answer (env ROOST_HEADERS_TIMEOUT, default 20).")
     var headersTimeout: Int?
-    @Option(help: "Seconds a client has to send a whole request, headers and body (env ROOST_REQUEST_TIMEOUT, default 120).")
+    @Option(parsing: .unconditional, help: "Seconds a client has to send a whole request, headers and body (env ROOST_REQUEST_TIMEOUT, default 120).")
     var requestTimeout: Int?
     @Option(help: "Seconds one query may run before it is stopped with error 124; 0 for no limit (env ROOST_QUERY_TIMEOUT, default 5).")
     var queryTimeout: String?
@@ -82,15 +82,15 @@ struct Serve: ParsableCommand {
     var fileExtensions: String?
     @Option(help: "Comma-separated classes whose changes LiveQuery logs and sends, as names or patterns matched whole as Parse matches them (Test.* covers TestObject), empty for none; subscribing to another is refused (env ROOST_LIVE_QUERY_CLASSES, default all).")
     var liveQueryClasses: String?
-    @Option(help: "Seconds LiveQuery keeps changes for clients that resume after a disconnect (env ROOST_LIVE_QUERY_REPLAY_WINDOW, default 600).")
+    @Option(parsing: .unconditional, help: "Seconds LiveQuery keeps changes for clients that resume after a disconnect (env ROOST_LIVE_QUERY_REPLAY_WINDOW, default 600).")
     var liveQueryReplayWindow: Int?
-    @Option(help: "Most changes LiveQuery keeps for resuming clients (env ROOST_LIVE_QUERY_REPLAY_EVENTS, default 100000).")
+    @Option(parsing: .unconditional, help: "Most changes LiveQuery keeps for resuming clients (env ROOST_LIVE_QUERY_REPLAY_EVENTS, default 100000).")
     var liveQueryReplayEvents: Int?
-    @Option(help: "Subscriptions one LiveQuery client may hold (env ROOST_LIVE_QUERY_MAX_SUBSCRIPTIONS, default 100).")
+    @Option(parsing: .unconditional, help: "Subscriptions one LiveQuery client may hold (env ROOST_LIVE_QUERY_MAX_SUBSCRIPTIONS, default 100).")
     var liveQueryMaxSubscriptions: Int?
-    @Option(help: "Open LiveQuery sockets per client address; more upgrades get 429; 0 for no limit (env ROOST_LIVE_QUERY_MAX_CONNECTIONS_PER_IP, default 100).")
+    @Option(parsing: .unconditional, help: "Open LiveQuery sockets per client address; more upgrades get 429; 0 for no limit (env ROOST_LIVE_QUERY_MAX_CONNECTIONS_PER_IP, default 100).")
     var liveQueryMaxConnectionsPerIp: Int?
-    @Option(help: "Largest LiveQuery message in bytes; a larger one closes the socket with 1009 (env ROOST_LIVE_QUERY_MAX_MESSAGE, default 65536).")
+    @Option(parsing: .unconditional, help: "Largest LiveQuery message in bytes; a larger one closes the socket with 1009 (env ROOST_LIVE_QUERY_MAX_MESSAGE, default 65536).")
     var liveQueryMaxMessage: Int?
     @Flag(inversion: .prefixedNo, help: "Index the fields that queries keep filtering or sorting on, by themselves (env ROOST_AUTO_INDEX, default on).")
     var autoIndex: Bool?

@@ -15,6 +15,11 @@ import Testing
         #expect(HTTPRequest.queryKeys(of: "/p?%24sort=1&$limit=2&keys[]=a&%24sort=3&keys[]=b&x") == ["$sort", "$limit", "keys", "x"])
         #expect(HTTPRequest.queryKeys(of: "/p").isEmpty)
         #expect(HTTPRequest.queryKeys(of: "/p?").isEmpty)
+        // A target as long as a client may send, every name twice: each kept once, in order (a set, not a scan).
+        let names = (0..<5000).map { "k\($0)" }
+        let target = "/p?" + (names + names).map { "\($0)=1" }.joined(separator: "&")
+        #expect(HTTPRequest.queryKeys(of: target) == names)
+        #expect(HTTPRequest.splitTarget(target).query.count == 5000)
     }
 
     @Test func malformedEscapesStayAsTheyAre() {

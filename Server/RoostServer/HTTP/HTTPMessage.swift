@@ -44,11 +44,8 @@ public struct HTTPRequest: Sendable {
         return target.withUTF8 { bytes in
             guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return (String(decoding: bytes, as: UTF8.self), [:]) }
             var query: [String: String] = [:]
-            for pair in bytes[(mark + 1)...].split(separator: UInt8(ascii: "&")) {
-                let equals = pair.firstIndex(of: UInt8(ascii: "="))
-                var key = percentDecode(bytes: pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
-                if key.count > 2, key.hasSuffix("[]") { key.removeLast(2) }  // qs's list form.
-                let value = equals.map { percentDecode(bytes: pair[($0 + 1)...], plusIsSpace: true) } ?? ""
+            forEachParameter(bytes[(mark + 1)...]) { key, valueBytes in
+                let value = valueBytes.map { percentDecode(bytes: $0, plusIsSpace: true) } ?? ""
                 if let earlier = query[key] { query[key] = earlier + "," + value } else { query[key] = value }
             }
             return (String(decoding: bytes[..<mark], as: UTF8.self), query)
@@ -57,14 +54,28 @@ public struct HTTPRequest: Sendable {
 
     /// The query string's parameter names, decoded as `splitTarget` decodes them, in their first appearance's order.
     static func queryKeys(of target: String) -> [String] {
-        guard let mark = target.firstIndex(of: "?") else { return [] }
-        var keys: [String] = []
-        for pair in target[target.index(after: mark)...].split(separator: "&") {
-            var key = percentDecode(pair.prefix { $0 != "=" }, plusIsSpace: true)
-            if key.count > 2, key.hasSuffix("[]") { key.removeLast(2) }
-            if !keys.contains(key) { keys.append(key) }
+        var target = target
+        return target.withUTF8 { bytes in
+            guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return [] }
+            var keys: [String] = [], seen: Set<String> = []
+            forEachParameter(bytes[(mark + 1)...]) { key, _ in
+                if seen.insert(key).inserted { keys.append(key) }
+            }
+            return keys
         }
-        return keys
+    }
+
+    /// Each `name=value` of a query string (the bytes after `?`) in order: the name decoded (`+` a space, qs's list
+    /// form `keys[]` as `keys`), the value's bytes as they are (nil without `=`). The one reading of names that
+    /// `splitTarget` and `queryKeys` share.
+    private static func forEachParameter(_ query: Slice<UnsafeBufferPointer<UInt8>>,
+                                         _ body: (String, Slice<UnsafeBufferPointer<UInt8>>?) -> Void) {
+        for pair in query.split(separator: UInt8(ascii: "&")) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            var key = percentDecode(bytes: pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
+            if key.count > 2, key.hasSuffix("[]") { key.removeLast(2) }
+            body(key, equals.map { pair[($0 + 1)...] })
+        }
     }
 
     static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String {

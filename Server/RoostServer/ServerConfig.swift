@@ -44,6 +44,9 @@ public struct ServerConfig: Sendable {
     public var defaultLimit = 100
     /// How long `X-Parse-Request-Id` replies are kept (7 days by default).
     public var idempotencyTTLSeconds = 7 * 24 * 3600
+    /// Fields hidden per class and entry, added to each class's own `protectedFields` (Parse's `protectedFields`
+    /// option, with its default `{"_User": {"*": ["email"]}}` always in).
+    public var protectedFields = ServerProtectedFields.parseDefault
     /// Whether creates may carry their own `objectId` (Parse's `allowCustomObjectId`).
     public var allowCustomObjectId = false
     /// Test-only fault injection: drop the reply (after the commit) of every Nth write carrying

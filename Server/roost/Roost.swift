@@ -61,6 +61,10 @@ struct Serve: ParsableCommand {
     var idempotencyTtl: Int?
     @Flag(inversion: .prefixedNo, help: "Let creates carry their own objectId (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default off).")
     var allowCustomObjectId: Bool?
+    @Option(help: "Fields hidden per class, as Parse's protectedFields: a JSON object such as {\"_User\": {\"*\": [\"phone\"]}}, added to each class's own; other users' email stays hidden (env ROOST_PROTECTED_FIELDS).")
+    var protectedFields: String?
+    @Option(help: "Comma-separated _User fields only the user and the master key see (Parse's deprecated userSensitiveFields; env ROOST_USER_SENSITIVE_FIELDS).")
+    var userSensitiveFields: String?
     @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(parsing: .unconditional, help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
@@ -131,6 +135,7 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(defaultLimit, "default-limit", in: positive) { config.defaultLimit = value }
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
+        try applyProtectedFields(to: &config, settings)
         if let value = try settings.integer(sessionLength, "session-length", in: positive) { config.sessionLengthSeconds = value }
         if let value = try settings.integer(passwordIterations, "password-iterations", in: positive) {
             config.passwordHasher = PasswordHasher(iterations: value)
@@ -308,6 +313,20 @@ struct Serve: ParsableCommand {
                 : "--\(name): its default, \(bytes)"
             throw ValidationError("invalid value for \(source) (expected at least --max-body, \(config.maxBodyBytes): "
                 + "larger bodies would always be refused)")
+        }
+    }
+
+    /// `--protected-fields` and `--user-sensitive-fields`, merged with Parse's default as Parse merges them.
+    private func applyProtectedFields(to config: inout ServerConfig, _ settings: Settings) throws {
+        let sensitive = settings.string(userSensitiveFields, "user-sensitive-fields")?.split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
+        do {
+            config.protectedFields = try ServerProtectedFields(json: settings.string(protectedFields, "protected-fields"),
+                                                               userSensitiveFields: sensitive)
+        } catch {
+            let source = protectedFields != nil ? "--protected-fields" : Settings.variable(for: "protected-fields")
+            throw ValidationError("invalid value for \(source): \(error) (expected a JSON object of classes, of entries "
+                + "such as *, authenticated or role:<name>, of field names: {\"_User\": {\"*\": [\"phone\"]}})")
         }
     }
 

@@ -65,7 +65,7 @@ enum ClassPermissions {
     /// `protectedFields` entries `userField:<field>`: on an object whose `<field>` points to the caller (or lists
     /// them), what is hidden is intersected with the entry's fields (Parse's `filterSensitiveData`).
     static func userFieldRules(_ schema: ClassSchema, context: RequestContext) -> [(field: String, fields: Set<String>)] {
-        guard !context.isMaster, let entries = schema.classLevelPermissions?["protectedFields"]?.objectValue else { return [] }
+        guard !context.isMaster, let entries = protectedFieldEntries(schema, context: context) else { return [] }
         return entries.compactMap { key, value in
             guard key.hasPrefix("userField:"), let list = value.arrayValue else { return nil }
             return (String(key.dropFirst("userField:".count)), Set(list.compactMap(\.stringValue)))
@@ -87,17 +87,15 @@ enum ClassPermissions {
         return result
     }
 
-    /// Fields hidden from this caller by `protectedFields`: the intersection of every entry that applies. On `_User`
-    /// the `*` entry holds `email` too, as Parse Server's default `protectedFields` option (`{_User: {'*': ['email']}}`)
-    /// adds it to the class's own: another entry that applies (`role:Admin: []`) can show it.
+    /// The class's `protectedFields` with the server's option added (`ServerProtectedFields`: on `_User` the `*`
+    /// entry always holds `email`, and another entry that applies, `role:Admin: []`, can show it).
+    static func protectedFieldEntries(_ schema: ClassSchema, context: RequestContext) -> [String: JSON]? {
+        context.config.protectedFields.entries(schema.classLevelPermissions?["protectedFields"]?.objectValue, of: schema.className)
+    }
+
+    /// Fields hidden from this caller by `protectedFields`: the intersection of every entry that applies.
     static func protectedFields(_ schema: ClassSchema, context: RequestContext) -> Set<String> {
-        guard !context.isMaster else { return [] }
-        var entries = schema.classLevelPermissions?["protectedFields"]?.objectValue
-        if schema.className == UserStore.className {
-            let everyone = (entries?["*"]?.arrayValue ?? []).filter { $0 != "email" } + ["email"]
-            entries = (entries ?? [:]).merging(["*": .array(everyone)]) { $1 }
-        }
-        guard let entries else { return [] }
+        guard !context.isMaster, let entries = protectedFieldEntries(schema, context: context) else { return [] }
         var applicable = ["*"] + (context.aclSubjects ?? [])
         if context.user != nil { applicable.append("authenticated") }
         let sets = applicable.compactMap { entries[$0]?.arrayValue }.map { Set($0.compactMap(\.stringValue)) }

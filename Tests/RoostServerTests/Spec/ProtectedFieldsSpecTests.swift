@@ -3,7 +3,8 @@ import RoostCore
 import Testing
 
 /// Parse Server's spec/ProtectedFields.spec.js over REST, with `protectedFields` set in the class-level
-/// permissions through `PUT /schemas` (Parse's server option `protectedFields` has no Roost counterpart).
+/// permissions through `PUT /schemas` (Parse's server option `protectedFields`, `--protected-fields`, is
+/// UserPIISpecTests').
 @Suite struct ProtectedFieldsSpecTests {
     /// Two users and, per class, obj1 {owner: user1, testers: [user1, user2], test} and obj2 {owner: user2, testers: [user1], test},
     /// as the spec's `targeting authenticated` and `targeting roles` fixtures.
@@ -253,10 +254,6 @@ import Testing
         }
     }
 
-    // spec: UserPII.spec.js: privileged user should be able to get user PII via API with object
-    // spec: UserPII.spec.js: privileged user should be able to get user PII via API with Find
-    // spec: UserPII.spec.js: privileged user should be able to get user PII via API with Get
-    // spec: UserPII.spec.js: privileged user should get user PII via REST by ID
     /// Parse Server's default `protectedFields` option (`{_User: {'*': ['email']}}`) joins `_User`'s own `*` entry,
     /// so another entry that applies to the caller can show `email` (the entries' intersection); `authData` stays
     /// the user's own whatever the entries say.

@@ -237,6 +237,8 @@ public final class RoostServer: @unchecked Sendable {
 
         if credentials.hasMalformedContext { throw ParseError(.invalidJSON, "Invalid object for context.") }
         let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
+        try checkRateLimits(method, String(relative), clientAddress: request.clientAddress, isMaster: isMaster,
+                            sessionToken: credentials.sessionToken)
         // Parse ignores a session token only on POST /login; anywhere else a bad one fails the request.
         let isLogin = method == "POST" && segments == ["login"]
         // Nor on GET /sessions/me, which looks the token up itself (expired sessions too): `SessionRoutes`.
@@ -368,6 +370,15 @@ public final class RoostServer: @unchecked Sendable {
             throw ParseError(.invalidSessionToken, "Session token is expired.")
         }
         return AuthenticatedUser(id: entry.userId, sessionId: entry.sessionId, sessionToken: token, roles: entry.roles)
+    }
+
+    /// Parse's `handleRateLimit`: once the keys are checked, before the session is (`RateLimits`).
+    func checkRateLimits(_ method: String, _ path: String, clientAddress: String, isMaster: Bool, sessionToken: String?) throws {
+        guard !config.rateLimits.isEmpty else { return }
+        let caller = RateLimits.Caller(address: clientAddress, isMaster: isMaster, sessionToken: sessionToken) { [self] in
+            sessionToken.flatMap { try? authenticate($0).id }
+        }
+        try config.rateLimits.check(method: method, path: path, caller: caller)
     }
 
     func dispatch(_ request: APIRequest, _ context: RequestContext) throws -> APIResponse {

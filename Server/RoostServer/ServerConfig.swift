@@ -47,6 +47,8 @@ public struct ServerConfig: Sendable {
     /// Fields hidden per class and entry, added to each class's own `protectedFields` (Parse's `protectedFields`
     /// option, with its default `{"_User": {"*": ["email"]}}` always in).
     public var protectedFields = ServerProtectedFields.parseDefault
+    /// Requests per time window per caller, by path (Parse's `rateLimit` option; none by default).
+    public var rateLimits = RateLimits.none
     /// Whether creates may carry their own `objectId` (Parse's `allowCustomObjectId`).
     public var allowCustomObjectId = false
     /// Test-only fault injection: drop the reply (after the commit) of every Nth write carrying

@@ -65,6 +65,8 @@ struct Serve: ParsableCommand {
     var protectedFields: String?
     @Option(help: "Comma-separated _User fields only the user and the master key see (Parse's deprecated userSensitiveFields; env ROOST_USER_SENSITIVE_FIELDS).")
     var userSensitiveFields: String?
+    @Option(help: "Requests per time window per client, by path, as Parse's rateLimit: a JSON object or array such as [{\"requestPath\": \"/classes/*\", \"requestTimeWindow\": 60000, \"requestCount\": 100}]; over it, 429 (env ROOST_RATE_LIMIT, default none).")
+    var rateLimit: String?
     @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(parsing: .unconditional, help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
@@ -136,6 +138,14 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
         try applyProtectedFields(to: &config, settings)
+        if let value = settings.string(rateLimit, "rate-limit") {
+            do {
+                config.rateLimits = try RateLimits(json: value)
+            } catch {
+                let source = rateLimit != nil ? "--rate-limit" : Settings.variable(for: "rate-limit")
+                throw ValidationError("invalid value for \(source): \(error)")
+            }
+        }
         if let value = try settings.integer(sessionLength, "session-length", in: positive) { config.sessionLengthSeconds = value }
         if let value = try settings.integer(passwordIterations, "password-iterations", in: positive) {
             config.passwordHasher = PasswordHasher(iterations: value)

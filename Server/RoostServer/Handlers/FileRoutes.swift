@@ -42,6 +42,8 @@ extension RoostServer {
             bytes = .memory(decoded)
         }
         let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
+        try checkRateLimits("POST", String(request.path.dropFirst(config.mountPath.count)), clientAddress: request.clientAddress,
+                            isMaster: isMaster, sessionToken: credentials.sessionToken)
         if !isMaster {
             guard let token = credentials.sessionToken else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
             let user = try authenticate(token)

@@ -69,6 +69,15 @@ public final class RoostServer: @unchecked Sendable {
         writeBatcher = WriteBatcher(storage: storage, writers: storage.concurrentWrites) { [unowned self] request, context in try self.dispatch(request, context) }
     }
 
+    /// Applies `config.schemaDefinitions` (`--schema`), with the master key; run before `start`.
+    public func applySchemaDefinitions() throws {
+        guard let definitions = config.schemaDefinitions else { return }
+        let context = RequestContext(
+            config: config, storage: storage, isMaster: true, user: nil, installationId: nil, requestId: "schema", logger: logger,
+            publicURL: config.publicServerBase ?? "", transaction: nil, passwords: PreparedPasswords(hasher: config.passwordHasher))
+        try SchemaMigration.run(definitions, context: context)
+    }
+
     /// Starts listening on `config.host` and `config.port`; returns the bound port.
     public func start() throws -> UInt16 {
         try start(on: ListeningSocket(host: config.host, port: config.port))

@@ -47,6 +47,8 @@ public struct ServerConfig: Sendable {
     /// Fields hidden per class and entry, added to each class's own `protectedFields` (Parse's `protectedFields`
     /// option, with its default `{"_User": {"*": ["email"]}}` always in).
     public var protectedFields = ServerProtectedFields.parseDefault
+    /// Class schemas defined in a file, applied at start (Parse's `schema` option; `--schema`).
+    public var schemaDefinitions: SchemaDefinitions?
     /// Requests per time window per caller, by path (Parse's `rateLimit` option; none by default).
     public var rateLimits = RateLimits.none
     /// Whether creates may carry their own `objectId` (Parse's `allowCustomObjectId`).

@@ -65,6 +65,8 @@ struct Serve: ParsableCommand {
     var protectedFields: String?
     @Option(help: "Comma-separated _User fields only the user and the master key see (Parse's deprecated userSensitiveFields; env ROOST_USER_SENSITIVE_FIELDS).")
     var userSensitiveFields: String?
+    @Option(help: "A JSON file of class schemas applied at start, as Parse's schema option: {\"definitions\": [{\"className\": \"Game\", \"fields\": {...}, \"indexes\": {...}, \"classLevelPermissions\": {...}}], \"lockSchemas\": true} (env ROOST_SCHEMA, default none).")
+    var schema: String?
     @Option(help: "Requests per time window per client, by path, as Parse's rateLimit: a JSON object or array such as [{\"requestPath\": \"/classes/*\", \"requestTimeWindow\": 60000, \"requestCount\": 100}]; over it, 429 (env ROOST_RATE_LIMIT, default none).")
     var rateLimit: String?
     @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
@@ -138,6 +140,17 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
         try applyProtectedFields(to: &config, settings)
+        if let path = settings.string(schema, "schema") {
+            let source = schema != nil ? "--schema" : Settings.variable(for: "schema")
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("cannot read \(source): \(path)")
+            }
+            do {
+                config.schemaDefinitions = try SchemaDefinitions(json: text)
+            } catch {
+                throw ValidationError("invalid schema definitions in \(path) (\(source)): \(error)")
+            }
+        }
         if let value = settings.string(rateLimit, "rate-limit") {
             do {
                 config.rateLimits = try RateLimits(json: value)
@@ -291,6 +304,11 @@ struct Serve: ParsableCommand {
             }
             throw StartupError("cannot open the database in \(config.dataDirectory) (roost.sqlite): \(error). "
                 + "Check that its files belong to this user and are writable, or choose another --data-dir.")
+        }
+        do {
+            try server.applySchemaDefinitions()
+        } catch {
+            throw StartupError("cannot apply the schema definitions of \(settings.string(schema, "schema") ?? "--schema"): \(error)")
         }
         let boundPort = try server.start(on: listener)
         say("roost listening on http://\(config.host):\(boundPort)\(config.mountPath) (app id: \(config.applicationId))")

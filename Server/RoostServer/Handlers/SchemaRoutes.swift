@@ -21,6 +21,7 @@ enum SchemaRoutes {
         }
         router.add("POST", "schemas") { request, context, _ in
             try context.requireMaster()
+            try refuseWhenLocked(context)
             let body = try request.bodyObject()
             guard let className = body["className"]?.stringValue else {
                 throw ParseError(.missingRequiredField, "POST /schemas needs a class name.")
@@ -29,11 +30,13 @@ enum SchemaRoutes {
         }
         router.add("POST", "schemas/:className") { request, context, parameters in
             try context.requireMaster()
+            try refuseWhenLocked(context)
             let body = try bodyNaming(parameters["className"], request)
             return try create(parameters["className"], body: body, context: context)
         }
         router.add("PUT", "schemas/:className") { request, context, parameters in
             try context.requireMaster()
+            try refuseWhenLocked(context)
             let body = try bodyNaming(parameters["className"], request)
             return try update(parameters["className"], body: body, context: context)
         }
@@ -41,6 +44,13 @@ enum SchemaRoutes {
             try context.requireMaster()
             try drop(parameters["className"], context: context)
             return APIResponse(body: [:])
+        }
+    }
+
+    /// With `--schema` and its `lockSchemas`, the file is the one source of truth (Parse's `checkIfDefinedSchemasIsUsed`).
+    private static func refuseWhenLocked(_ context: RequestContext) throws {
+        if context.config.schemaDefinitions?.lockSchemas == true {
+            throw ParseError(.operationForbidden, "Cannot perform this operation when schemas options is used.")
         }
     }
 

@@ -58,6 +58,7 @@ public final class RoostServer: @unchecked Sendable {
         ProductRoutes.register(in: &router)
         ClassRoutes.register(in: &router)
         SchemaRoutes.register(in: &router)
+        SecurityCheck.register(in: &router)
         ConfigRoutes.register(in: &router)
         UnpoweredRoutes.register(in: &router)
         AccountRoutes.register(in: &router)
@@ -78,6 +79,13 @@ public final class RoostServer: @unchecked Sendable {
         try SchemaMigration.run(definitions, context: context)
     }
 
+    /// Writes the security check's report to the log (`--security-check` with `--security-check-log`), as Parse at start.
+    private func logSecurityCheck() {
+        guard config.securityCheck.enabled, config.securityCheck.log else { return }
+        let (text, failed) = SecurityCheck.logText(config)
+        if failed { logger.warning("\(text)") } else { logger.info("\(text)") }
+    }
+
     /// Starts listening on `config.host` and `config.port`; returns the bound port.
     public func start() throws -> UInt16 {
         try start(on: ListeningSocket(host: config.host, port: config.port))
@@ -86,6 +94,7 @@ public final class RoostServer: @unchecked Sendable {
     /// Starts serving on a socket bound earlier (`roost` binds before it creates any file); returns its port.
     public func start(on listener: consuming ListeningSocket) throws -> UInt16 {
         try startLiveQuery()
+        logSecurityCheck()
         // File uploads (`POST /parse/files/name`) over 1 MB go to disk as they arrive, not to memory.
         let uploads = config.mountPath + "/files/"
         let spool = BodySpool(directory: config.dataDirectory) { method, path in method == "POST" && path.hasPrefix(uploads) }

@@ -47,6 +47,9 @@ public struct ServerConfig: Sendable {
     /// Fields hidden per class and entry, added to each class's own `protectedFields` (Parse's `protectedFields`
     /// option, with its default `{"_User": {"*": ["email"]}}` always in).
     public var protectedFields = ServerProtectedFields.parseDefault
+    /// Parse's `security` option: `GET /security` answers a report of weak settings (`enabled`), written to the log at
+    /// start too (`log`).
+    public var securityCheck: (enabled: Bool, log: Bool) = (false, false)
     /// Class schemas defined in a file, applied at start (Parse's `schema` option; `--schema`).
     public var schemaDefinitions: SchemaDefinitions?
     /// Requests per time window per caller, by path (Parse's `rateLimit` option; none by default).

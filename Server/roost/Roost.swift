@@ -65,6 +65,10 @@ struct Serve: ParsableCommand {
     var protectedFields: String?
     @Option(help: "Comma-separated _User fields only the user and the master key see (Parse's deprecated userSensitiveFields; env ROOST_USER_SENSITIVE_FIELDS).")
     var userSensitiveFields: String?
+    @Flag(inversion: .prefixedNo, help: "Answer GET /security with a report of weak settings, as Parse's security.enableCheck (env ROOST_SECURITY_CHECK, default off).")
+    var securityCheck: Bool?
+    @Flag(inversion: .prefixedNo, help: "With --security-check, write the report to the log at start, as Parse's security.enableCheckLog (env ROOST_SECURITY_CHECK_LOG, default off).")
+    var securityCheckLog: Bool?
     @Option(help: "A JSON file of class schemas applied at start, as Parse's schema option: {\"definitions\": [{\"className\": \"Game\", \"fields\": {...}, \"indexes\": {...}, \"classLevelPermissions\": {...}}], \"lockSchemas\": true} (env ROOST_SCHEMA, default none).")
     var schema: String?
     @Option(help: "Requests per time window per client, by path, as Parse's rateLimit: a JSON object or array such as [{\"requestPath\": \"/classes/*\", \"requestTimeWindow\": 60000, \"requestCount\": 100}]; over it, 429 (env ROOST_RATE_LIMIT, default none).")
@@ -140,6 +144,8 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
         try applyProtectedFields(to: &config, settings)
+        if let value = try settings.boolean(securityCheck, "security-check") { config.securityCheck.enabled = value }
+        if let value = try settings.boolean(securityCheckLog, "security-check-log") { config.securityCheck.log = value }
         if let path = settings.string(schema, "schema") {
             let source = schema != nil ? "--schema" : Settings.variable(for: "schema")
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {

@@ -10,7 +10,9 @@ enum AdminRoutes {
     static func register(in router: inout Router) {
         router.add("GET", "serverInfo") { _, context, _ in
             try context.requireMaster()
-            return APIResponse(body: ["features": features, "parseServerVersion": .string(parseServerVersion)])
+            var features = features.objectValue ?? [:]
+            if context.config.securityCheck.enabled { features["settings"] = ["securityCheck": true] }
+            return APIResponse(body: ["features": .object(features), "parseServerVersion": .string(parseServerVersion)])
         }
         router.add("DELETE", "purge/:className") { _, context, parameters in
             try context.requireMaster()
@@ -21,7 +23,8 @@ enum AdminRoutes {
 
     /// Parse's feature list (its keys, in full), answered for what Roost has: webhooks (`/hooks`), push audiences
     /// (`/push_audiences`), logs (`/scriptlog`) and the jobs pages (no job is ever deployed, as a Parse Server without
-    /// any: `UnpoweredRoutes`), but no sending of push or security check. Parse Dashboard shows its pages by these.
+    /// any: `UnpoweredRoutes`), but no sending of push; the security check with `--security-check`. Parse Dashboard
+    /// shows its pages by these.
     static let features: JSON = [
         "globalConfig": ["create": true, "read": true, "update": true, "delete": true],
         "hooks": ["create": true, "read": true, "update": true, "delete": true],

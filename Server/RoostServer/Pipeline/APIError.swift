@@ -17,6 +17,8 @@ enum APIError: Error {
     case bodiesOverBudget
     /// 404: no such route.
     case routeNotFound(method: String, path: String)
+    /// 409 `{"error":...}`: `GET /security` without `--security-check` (Parse's message).
+    case securityCheckDisabled
     /// 429 `{"code":100,"error":<message>}`: over a `--rate-limit` rule's count (Parse's `handleRateLimit`).
     case rateLimited(message: String)
     /// 400 `{"code":141,"error":<value>}`: a webhook's `error` that is not a message (an object without `message`),
@@ -47,6 +49,8 @@ func errorResponse(for error: Error) -> (status: Int, body: JSON, isServerFault:
             return (503, ["code": 1, "error": "too many request bodies in progress"], false)
         case .routeNotFound(let method, let path):
             return (404, ["error": .string("Cannot \(method) \(path)")], false)
+        case .securityCheckDisabled:
+            return (409, ["error": "Enable Parse Server option `security.enableCheck` to run security check."], false)
         case .rateLimited(let message):
             return (429, ["code": .number(Double(ParseErrorCode.connectionFailed.rawValue)), "error": .string(message)], false)
         case .scriptFailed(let value):

@@ -61,18 +61,6 @@ struct Serve: ParsableCommand {
     var idempotencyTtl: Int?
     @Flag(inversion: .prefixedNo, help: "Let creates carry their own objectId (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default off).")
     var allowCustomObjectId: Bool?
-    @Option(help: "Fields hidden per class, as Parse's protectedFields: a JSON object such as {\"_User\": {\"*\": [\"phone\"]}}, added to each class's own; other users' email stays hidden (env ROOST_PROTECTED_FIELDS).")
-    var protectedFields: String?
-    @Option(help: "Comma-separated _User fields only the user and the master key see (Parse's deprecated userSensitiveFields; env ROOST_USER_SENSITIVE_FIELDS).")
-    var userSensitiveFields: String?
-    @Flag(inversion: .prefixedNo, help: "Answer GET /security with a report of weak settings, as Parse's security.enableCheck (env ROOST_SECURITY_CHECK, default off).")
-    var securityCheck: Bool?
-    @Flag(inversion: .prefixedNo, help: "With --security-check, write the report to the log at start, as Parse's security.enableCheckLog (env ROOST_SECURITY_CHECK_LOG, default off).")
-    var securityCheckLog: Bool?
-    @Option(help: "A JSON file of class schemas applied at start, as Parse's schema option: {\"definitions\": [{\"className\": \"Game\", \"fields\": {...}, \"indexes\": {...}, \"classLevelPermissions\": {...}}], \"lockSchemas\": true} (env ROOST_SCHEMA, default none).")
-    var schema: String?
-    @Option(help: "Requests per time window per client, by path, as Parse's rateLimit: a JSON object or array such as [{\"requestPath\": \"/classes/*\", \"requestTimeWindow\": 60000, \"requestCount\": 100}]; over it, 429 (env ROOST_RATE_LIMIT, default none).")
-    var rateLimit: String?
     @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(parsing: .unconditional, help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
@@ -109,6 +97,7 @@ struct Serve: ParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROOST_LOG_LEVEL, default info).")
     var logLevel: String?
     @OptionGroup var accounts: AccountOptions
+    @OptionGroup var guards: GuardOptions
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
@@ -143,28 +132,6 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(defaultLimit, "default-limit", in: positive) { config.defaultLimit = value }
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
-        try applyProtectedFields(to: &config, settings)
-        if let value = try settings.boolean(securityCheck, "security-check") { config.securityCheck.enabled = value }
-        if let value = try settings.boolean(securityCheckLog, "security-check-log") { config.securityCheck.log = value }
-        if let path = settings.string(schema, "schema") {
-            let source = schema != nil ? "--schema" : Settings.variable(for: "schema")
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw ValidationError("cannot read \(source): \(path)")
-            }
-            do {
-                config.schemaDefinitions = try SchemaDefinitions(json: text)
-            } catch {
-                throw ValidationError("invalid schema definitions in \(path) (\(source)): \(error)")
-            }
-        }
-        if let value = settings.string(rateLimit, "rate-limit") {
-            do {
-                config.rateLimits = try RateLimits(json: value)
-            } catch {
-                let source = rateLimit != nil ? "--rate-limit" : Settings.variable(for: "rate-limit")
-                throw ValidationError("invalid value for \(source): \(error)")
-            }
-        }
         if let value = try settings.integer(sessionLength, "session-length", in: positive) { config.sessionLengthSeconds = value }
         if let value = try settings.integer(passwordIterations, "password-iterations", in: positive) {
             config.passwordHasher = PasswordHasher(iterations: value)
@@ -224,6 +191,7 @@ struct Serve: ParsableCommand {
             Logger.Level(rawValue: $0)
         } ?? .info
         try accounts.apply(to: &config, settings)
+        try guards.apply(to: &config, settings)
         if let value = environment["ROOST_TEST_MAIL_RETRY_CAP_MS"] {  // Test-only: mail retries sooner than every 5 minutes.
             config.mail.retryCapMilliseconds = Int64(max(100, try parse(value, "ROOST_TEST_MAIL_RETRY_CAP_MS", Int.init)))
         }
@@ -314,7 +282,7 @@ struct Serve: ParsableCommand {
         do {
             try server.applySchemaDefinitions()
         } catch {
-            throw StartupError("cannot apply the schema definitions of \(settings.string(schema, "schema") ?? "--schema"): \(error)")
+            throw StartupError("cannot apply the schema definitions of \(settings.string(guards.schema, "schema") ?? "--schema"): \(error)")
         }
         let boundPort = try server.start(on: listener)
         say("roost listening on http://\(config.host):\(boundPort)\(config.mountPath) (app id: \(config.applicationId))")
@@ -347,20 +315,6 @@ struct Serve: ParsableCommand {
                 : "--\(name): its default, \(bytes)"
             throw ValidationError("invalid value for \(source) (expected at least --max-body, \(config.maxBodyBytes): "
                 + "larger bodies would always be refused)")
-        }
-    }
-
-    /// `--protected-fields` and `--user-sensitive-fields`, merged with Parse's default as Parse merges them.
-    private func applyProtectedFields(to config: inout ServerConfig, _ settings: Settings) throws {
-        let sensitive = settings.string(userSensitiveFields, "user-sensitive-fields")?.split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
-        do {
-            config.protectedFields = try ServerProtectedFields(json: settings.string(protectedFields, "protected-fields"),
-                                                               userSensitiveFields: sensitive)
-        } catch {
-            let source = protectedFields != nil ? "--protected-fields" : Settings.variable(for: "protected-fields")
-            throw ValidationError("invalid value for \(source): \(error) (expected a JSON object of classes, of entries "
-                + "such as *, authenticated or role:<name>, of field names: {\"_User\": {\"*\": [\"phone\"]}})")
         }
     }
 

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import RoostServer
+
+/// The flags that guard an app's data and its server, after Parse Server's options of the same job: `protectedFields`
+/// and the deprecated `userSensitiveFields`, `security` (the security check), `schema` (defined schemas) and
+/// `rateLimit`, each also a `ROOST_*` variable. A bad value stops the server with the flag or variable named.
+struct GuardOptions: ParsableArguments {
+    @Option(help: "Fields hidden per class, as Parse's protectedFields: a JSON object such as {\"_User\": {\"*\": [\"phone\"]}}, added to each class's own; other users' email stays hidden (env ROOST_PROTECTED_FIELDS).")
+    var protectedFields: String?
+    @Option(help: "Comma-separated _User fields only the user and the master key see (Parse's deprecated userSensitiveFields; env ROOST_USER_SENSITIVE_FIELDS).")
+    var userSensitiveFields: String?
+    @Flag(inversion: .prefixedNo, help: "Answer GET /security with a report of weak settings, as Parse's security.enableCheck (env ROOST_SECURITY_CHECK, default off).")
+    var securityCheck: Bool?
+    @Flag(inversion: .prefixedNo, help: "With --security-check, write the report to the log at start, as Parse's security.enableCheckLog (env ROOST_SECURITY_CHECK_LOG, default off).")
+    var securityCheckLog: Bool?
+    @Option(help: "A JSON file of class schemas applied at start, as Parse's schema option: {\"definitions\": [{\"className\": \"Game\", \"fields\": {...}, \"indexes\": {...}, \"classLevelPermissions\": {...}}], \"lockSchemas\": true} (env ROOST_SCHEMA, default none).")
+    var schema: String?
+    @Option(help: "Requests per time window per client, by path, as Parse's rateLimit: a JSON object or array such as [{\"requestPath\": \"/classes/*\", \"requestTimeWindow\": 60000, \"requestCount\": 100}]; over it, 429 (env ROOST_RATE_LIMIT, default none).")
+    var rateLimit: String?
+
+    func apply(to config: inout ServerConfig, _ settings: Settings) throws {
+        try applyProtectedFields(to: &config, settings)
+        if let value = try settings.boolean(securityCheck, "security-check") { config.securityCheck.enabled = value }
+        if let value = try settings.boolean(securityCheckLog, "security-check-log") { config.securityCheck.log = value }
+        if let path = settings.string(schema, "schema") {
+            let source = schema != nil ? "--schema" : Settings.variable(for: "schema")
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("cannot read \(source): \(path)")
+            }
+            do {
+                config.schemaDefinitions = try SchemaDefinitions(json: text)
+            } catch {
+                throw ValidationError("invalid schema definitions in \(path) (\(source)): \(error)")
+            }
+        }
+        if let value = settings.string(rateLimit, "rate-limit") {
+            do {
+                config.rateLimits = try RateLimits(json: value)
+            } catch {
+                let source = rateLimit != nil ? "--rate-limit" : Settings.variable(for: "rate-limit")
+                throw ValidationError("invalid value for \(source): \(error)")
+            }
+        }
+    }
+
+    /// `--protected-fields` and `--user-sensitive-fields`, merged with Parse's default as Parse merges them.
+    private func applyProtectedFields(to config: inout ServerConfig, _ settings: Settings) throws {
+        let sensitive = settings.string(userSensitiveFields, "user-sensitive-fields")?.split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
+        do {
+            config.protectedFields = try ServerProtectedFields(json: settings.string(protectedFields, "protected-fields"),
+                                                               userSensitiveFields: sensitive)
+        } catch {
+            let source = protectedFields != nil ? "--protected-fields" : Settings.variable(for: "protected-fields")
+            throw ValidationError("invalid value for \(source): \(error) (expected a JSON object of classes, of entries "
+                + "such as *, authenticated or role:<name>, of field names: {\"_User\": {\"*\": [\"phone\"]}})")
+        }
+    }
+}

@@ -271,6 +271,7 @@ public final class RoostServer: @unchecked Sendable {
             requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,
             passwords: PreparedPasswords(hasher: config.passwordHasher))
         if isSessionMe { context.uncheckedSessionToken = credentials.sessionToken }
+        if isMaster { context.isReadOnly = credentials.isReadOnly(config) }
         if method != "GET" {
             context.origin = RequestOrigin(clientAddress: request.clientAddress, headers: request.headers, cloudContext: credentials.cloudContext)
         }
@@ -403,6 +404,7 @@ public final class RoostServer: @unchecked Sendable {
         guard let (handler, parameters) = router.match(method: request.method, segments: request.segments) else {
             throw APIError.routeNotFound(method: request.method, path: "/" + request.segments.joined(separator: "/"))
         }
+        try ReadOnlyMasterKey.check(method: request.method, segments: request.segments, context: context)
         if let body = request.body, KeywordDenylist.scans(method: request.method, segments: request.segments) {
             try KeywordDenylist.check(body)
         }

@@ -11,6 +11,8 @@ public struct ServerConfig: Sendable {
     public var databaseURL: String?
     public var applicationId = "roost"
     public var masterKey = ""
+    /// A master key for reading only: everything the master key reads, no write (Parse's `readOnlyMasterKey`).
+    public var readOnlyMasterKey: String?
     /// Parse's client keys: once any is set, a request without the master key must carry one of them in its own
     /// header (`X-Parse-REST-API-Key`, `X-Parse-Client-Key`, `X-Parse-Javascript-Key`, `X-Parse-Windows-Key`).
     public var restAPIKey: String?

@@ -49,6 +49,10 @@ struct AccountOptions: ParsableArguments {
         mail.from = settings.string(mailFrom, "mail-from")
         mail.appName = settings.string(appName, "app-name")
         mail.publicServerURL = settings.string(publicServerUrl, "public-server-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        if let url = mail.publicServerURL, !url.isEmpty, !url.hasPrefix("http://"), !url.hasPrefix("https://") {  // Parse's check.
+            let source = publicServerUrl != nil ? "--public-server-url" : Settings.variable(for: "public-server-url")
+            throw ValidationError("invalid value for \(source): \(url) (publicServerURL should be a valid HTTPS URL starting with https://)")
+        }
         mail.verifyUserEmails = try settings.boolean(verifyUserEmails, "verify-user-emails") ?? false
         mail.preventLoginWithUnverifiedEmail = try settings.boolean(preventLoginWithUnverifiedEmail, "prevent-login-with-unverified-email") ?? false
         mail.preventSignupWithUnverifiedEmail = try settings.boolean(preventSignupWithUnverifiedEmail, "prevent-signup-with-unverified-email") ?? false

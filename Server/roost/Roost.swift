@@ -260,6 +260,9 @@ struct Serve: ParsableCommand {
             config.masterKey = key
             say(created ? "Generated a master key in \(path) (mode 0600)." : "Using the master key in \(path).")
         }
+        if config.readOnlyMasterKey == config.masterKey {  // Parse's check, with its message.
+            throw StartupError("masterKey and readOnlyMasterKey should be different: choose another --read-only-master-key")
+        }
 
         // Block the stop signals before any thread starts, so only sigwait below receives them.
         var signals = sigset_t()

@@ -18,6 +18,15 @@ public enum Names {
         isValidIdentifier(name) || systemClasses.contains(name)
     }
 
+    /// A class a pointer may name: a valid class name, or one of Parse's internal classes (`_` and an identifier's
+    /// characters, such as `_GlobalConfig` or `_PushStatus`).
+    public static func isPointerClassName(_ name: String) -> Bool {
+        if isValidClassName(name) { return true }
+        let bytes = name.utf8
+        return bytes.count > 1 && bytes.count <= 128 && bytes.first == UInt8(ascii: "_")
+            && bytes.dropFirst().allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") }
+    }
+
     /// A field name clients may write: an identifier that is not a reserved or forbidden word.
     public static func isValidFieldName(_ name: String) -> Bool {
         isValidIdentifier(name) && name != "length" && name != "className"

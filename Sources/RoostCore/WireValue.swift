@@ -60,8 +60,12 @@ public enum WireValue {
             }
             return (.date, encode(date))
         case "Pointer":
-            guard let className = members["className"]?.stringValue, Names.isValidClassName(className),
-                let objectId = members["objectId"]?.stringValue, !objectId.isEmpty
+            // As Parse, a whole number for an id is taken (as its digits), and a class may be an internal one
+            // (`_GlobalConfig`): reading through it is then the master key's alone (`IncludeResolver`).
+            let id = members["objectId"]?.stringValue
+                ?? members["objectId"]?.numberValue.flatMap { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int64($0)) : nil }
+            guard let className = members["className"]?.stringValue, Names.isPointerClassName(className),
+                let objectId = id, !objectId.isEmpty
             else { throw ParseError(.incorrectType, "This is not a valid Pointer") }
             return (.pointer(targetClass: className), pointer(className, objectId))
         case "Bytes":

@@ -45,11 +45,6 @@ enum UnpoweredRoutes {
             if hasWhere && hasChannels { throw ParseError(.pushMisconfigured, "Channels and query can not be set at the same time.") }
             throw ParseError(.pushMisconfigured, "Missing push configuration")
         }
-        // No security checks: Parse's `security.enableCheck` is off by default (`SecurityRouter`).
-        router.add("GET", "security") { _, context, _ in
-            try context.requireMaster()
-            return APIResponse(status: 409, body: ["error": "Enable Parse Server option `security.enableCheck` to run security check."])
-        }
         // Analytics events are accepted and dropped, as by Parse without an analytics adapter.
         router.add("POST", "events/:name") { _, _, _ in APIResponse(body: [:]) }
     }

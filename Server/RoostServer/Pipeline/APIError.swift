@@ -17,7 +17,7 @@ enum APIError: Error {
     case bodiesOverBudget
     /// 404: no such route.
     case routeNotFound(method: String, path: String)
-    /// 409 `{"error":...}`: `GET /security` without `--security-check` (Parse's message).
+    /// 409 `{"error":...}`: `GET /security` without `--security-check` (Parse's `SecurityRouter`, off by default).
     case securityCheckDisabled
     /// 429 `{"code":100,"error":<message>}`: over a `--rate-limit` rule's count (Parse's `handleRateLimit`).
     case rateLimited(message: String)

@@ -78,10 +78,15 @@ struct Credentials {
         guard let applicationId, SecureRandom.constantTimeEquals(applicationId, config.applicationId) else {
             throw APIError.unauthorized
         }
-        if let headerMasterKeyBesideBodyId, !SecureRandom.constantTimeEquals(headerMasterKeyBesideBodyId, config.masterKey) {
+        if let headerMasterKeyBesideBodyId, !SecureRandom.constantTimeEquals(headerMasterKeyBesideBodyId, config.masterKey),
+            !isReadOnlyMasterKey(headerMasterKeyBesideBodyId, config) {
             throw APIError.unauthorized
         }
-        let isMaster = masterKey.map { !config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey) } ?? false
+        // The read-only master key is a master key that may not write (`RequestContext.isReadOnly`); from the same
+        // addresses only.
+        let isMaster = masterKey.map {
+            (!config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey)) || isReadOnlyMasterKey($0, config)
+        } ?? false
         if isMaster, !config.masterKeyIPs.contains(where: { $0.contains(clientAddress) }) {
             throw APIError.masterKeyFromOutsideIPs(address: clientAddress)
         }
@@ -98,6 +103,20 @@ struct Credentials {
             else { throw APIError.unauthorized }
         }
         return isMaster
+    }
+}
+
+extension Credentials {
+    /// Whether the request's master key is `--read-only-master-key` (checked after `authorize`).
+    func isReadOnly(_ config: ServerConfig) -> Bool {
+        var key = masterKey
+        if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) { key = basicAuth.masterKey ?? key }
+        return key.map { isReadOnlyMasterKey($0, config) } ?? false
+    }
+
+    fileprivate func isReadOnlyMasterKey(_ key: String, _ config: ServerConfig) -> Bool {
+        guard let readOnly = config.readOnlyMasterKey, !readOnly.isEmpty else { return false }
+        return SecureRandom.constantTimeEquals(key, readOnly)
     }
 }
 

@@ -81,6 +81,7 @@ struct IncludeResolver {
     /// The readable objects among `ids`: ACL, the class's `get` permission and its protected fields apply,
     /// as if the caller fetched them.
     private func fetch(_ className: String, _ ids: [String], subtree: PathTree) throws -> [(String, JSON)] {
+        if !context.isMaster { try ObjectWriter.checkMasterOnlyClass(className, "get") }  // Parse's `enforceRoleSecurity`.
         guard let schema = try SchemaStore.load(className, in: db),
             let grant = try? ClassPermissions.check(.get, schema, context: context)
         else { return [] }

@@ -6,6 +6,8 @@ struct RequestContext {
     let config: ServerConfig
     let storage: Storage
     let isMaster: Bool
+    /// The master key given was `--read-only-master-key`: reads as the master key, writes refused (119).
+    var isReadOnly = false
     /// The user of the request's valid session token, if any.
     let user: AuthenticatedUser?
     /// The session token of a request whose token is not checked before its route (GET /sessions/me).
@@ -77,6 +79,12 @@ struct RequestContext {
     /// - Throws: `APIError.masterKeyRequired` unless the request carries the master key.
     func requireMaster() throws {
         guard isMaster else { throw APIError.masterKeyRequired }
+    }
+
+    /// Parse's answers to the read-only master key where a master key would change something, e.g.
+    /// `read-only masterKey isn't allowed to update a schema.`
+    func refuseReadOnly(_ action: String) throws {
+        if isReadOnly { throw ParseError(.operationForbidden, "read-only masterKey isn't allowed to \(action).") }
     }
 }
 

@@ -56,6 +56,8 @@ public struct ServerConfig: Sendable {
     public var schemaDefinitions: SchemaDefinitions?
     /// Requests per time window per caller, by path (Parse's `rateLimit` option; none by default).
     public var rateLimits = RateLimits.none
+    /// The length of the object ids Roost makes (Parse's `objectIdSize`); ids made before at another length stay.
+    public var objectIdSize = 10
     /// Whether creates may carry their own `objectId` (Parse's `allowCustomObjectId`).
     public var allowCustomObjectId = false
     /// Test-only fault injection: drop the reply (after the commit) of every Nth write carrying

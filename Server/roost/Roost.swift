@@ -61,6 +61,8 @@ struct Serve: ParsableCommand {
     var idempotencyTtl: Int?
     @Flag(inversion: .prefixedNo, help: "Let creates carry their own objectId (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default off).")
     var allowCustomObjectId: Bool?
+    @Option(parsing: .unconditional, help: "Length of the object ids made, 10 to 128, as Parse's objectIdSize (env ROOST_OBJECT_ID_SIZE, default 10).")
+    var objectIdSize: Int?
     @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Option(parsing: .unconditional, help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
@@ -132,6 +134,7 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(defaultLimit, "default-limit", in: positive) { config.defaultLimit = value }
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
+        if let value = try settings.integer(objectIdSize, "object-id-size", in: 10...128) { config.objectIdSize = value }
         if let value = try settings.integer(sessionLength, "session-length", in: positive) { config.sessionLengthSeconds = value }
         if let value = try settings.integer(passwordIterations, "password-iterations", in: positive) {
             config.passwordHasher = PasswordHasher(iterations: value)

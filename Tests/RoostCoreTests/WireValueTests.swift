@@ -44,6 +44,14 @@ import Testing
         #expect(date == WireValue.encode(ParseDate(millisecondsSince1970: 1_795_341_600_000)))
     }
 
+    /// As Parse: a pointer's whole-number id is taken as its digits, and it may name one of Parse's internal classes.
+    @Test func pointersToInternalClassesAndWithNumberIds() throws {
+        let (type, pointer) = try WireValue.validate(["__type": "Pointer", "className": "_GlobalConfig", "objectId": 1])
+        #expect(type == .pointer(targetClass: "_GlobalConfig"))
+        #expect(pointer == WireValue.pointer("_GlobalConfig", "1"))
+        #expect(try WireValue.validate(["__type": "Pointer", "className": "_PushStatus", "objectId": "abc"]).1 == WireValue.pointer("_PushStatus", "abc"))
+    }
+
     /// Malformed `__type` values: Parse answers 111 "This is not a valid <type>".
     @Test(arguments: [
         ["__type": "Date"],
@@ -52,7 +60,7 @@ import Testing
         ["__type": "Date", "iso": "2026-13-01T00:00:00Z"],
         ["__type": "Pointer", "objectId": "abc"],
         ["__type": "Pointer", "className": "Player"],
-        ["__type": "Pointer", "className": "Player", "objectId": 12],
+        ["__type": "Pointer", "className": "Player", "objectId": 12.5],
         ["__type": "Pointer", "className": "Player", "objectId": ""],
         ["__type": "Pointer", "className": "1Player", "objectId": "abc"],
         ["__type": "Pointer", "className": "Bad-Name", "objectId": "abc"],

@@ -177,7 +177,7 @@ import Testing
         ["when": ["__type": "Date", "iso": 5]],
         ["ref": ["__type": "Pointer", "className": "Player"]],
         ["ref": ["__type": "Pointer", "objectId": "abc"]],
-        ["ref": ["__type": "Pointer", "className": "Player", "objectId": 42]],
+        ["ref": ["__type": "Pointer", "className": "Player", "objectId": 42.5]],
         ["blob": ["__type": "Bytes"]],
         ["blob": ["__type": "Bytes", "base64": 1]],
         ["place": ["__type": "GeoPoint", "latitude": 1]],

@@ -106,7 +106,7 @@ enum SignUp {
         let defaulted = try FieldOptions.apply(schema, to: &changes, isCreate: true, skipping: UserWriter.credentialFields)
         let schema = try ObjectWriter.extendSchema(schema, with: changes.types, context: context, in: db)
         let now = ParseDate.now()
-        let objectId = try SecureRandom.objectId()
+        let objectId = try SecureRandom.objectId(length: context.config.objectIdSize)
         var fields = try UserWriter.applying(credentials, changes, to: nil)
         if EmailVerification.applies(toEmail: credentials.email, context: context) { fields["emailVerified"] = .bool(false) }
         let user = StoredObject(objectId: objectId, createdAt: now, updatedAt: now,

@@ -47,16 +47,16 @@ public enum SecureRandom {
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// A Parse object id: 10 alphanumeric characters.
+    /// A Parse object id: `length` alphanumeric characters (Parse's `objectIdSize`, 10 by default).
     ///
     /// Ids are not secrets (ACLs guard objects), and one `RAND_bytes` call per id cost more than
     /// the rest of the id's work, so they are drawn from bytes fetched 4 KB at a time. Secrets
     /// (session tokens, salts, keys) keep calling `RAND_bytes` directly.
-    public static func objectId() throws -> String {
+    public static func objectId(length: Int = 10) throws -> String {
         try idBytes.withLock { pool in
             var result: [UInt8] = []
-            result.reserveCapacity(10)
-            while result.count < 10 {
+            result.reserveCapacity(length)
+            while result.count < length {
                 if pool.offset == pool.bytes.count {
                     pool.bytes = try bytes(4096)
                     pool.offset = 0

@@ -42,7 +42,7 @@ enum ObjectWriter {
             var changes = changes
             let defaulted = try FieldOptions.apply(current, to: &changes, isCreate: true)
             let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
-            var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(), createdAt: now, updatedAt: now,
+            var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(length: context.config.objectIdSize), createdAt: now, updatedAt: now,
                                       acl: changes.acl, fields: [:])
             object.fields = try apply(changes.operations, to: nil)
             RelationStore.addMarkers(to: &object.fields, schema: schema)

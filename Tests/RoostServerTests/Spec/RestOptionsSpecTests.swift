@@ -2,10 +2,10 @@ import Foundation
 import RoostCore
 import Testing
 
-/// Parse Server's spec/rest.spec.js `read-only masterKey` cases (and its anonymous-users one) over REST, with
-/// `--read-only-master-key` and `--no-enable-anonymous-users` for Parse's `readOnlyMasterKey` and
-/// `enableAnonymousUsers`.
-@Suite struct ReadOnlyMasterKeySpecTests {
+/// Parse Server's spec/rest.spec.js cases about server options, over REST: `--read-only-master-key`,
+/// `--no-enable-anonymous-users` and `--object-id-size` for Parse's `readOnlyMasterKey`, `enableAnonymousUsers` and
+/// `objectIdSize`.
+@Suite struct RestOptionsSpecTests {
     private static let readOnlyKey = "read-only-test"
 
     private static func server() throws -> TestServer {
@@ -78,6 +78,28 @@ import Testing
         let refused = try await server.request("POST", "/users", json: ["authData": ["anonymous": ["id": "00000000-0000-0000-0000-000000000001"]]])
         expectParseError(refused, 252, "This authentication method is unsupported.")
         #expect(try await server.request("POST", "/users", json: ["username": "u", "password": "p"]).status == 201)
+    }
+
+    // spec: rest.spec.js: can use custom _id size
+    // spec: rest.spec.js: is backwards compatible when _id size changes
+    @Test func objectIdsHaveTheConfiguredLength() async throws {
+        let first = try TestServer(arguments: fastHashing)
+        let short = try await first.create("Foo", ["size": 10])
+        #expect(short.count == 10)
+        _ = first.stop()
+        let longer = try TestServer(arguments: fastHashing + ["--object-id-size", "20"], dataDirectory: first.dataDirectory)
+        let found = try await longer.request("GET", "/classes/Foo", query: ["where": #"{"size":10}"#])
+        #expect(found.json["results"]?.arrayValue?.first?["objectId"] == .string(short), "\(found.text)")
+        #expect(try await longer.request("PUT", "/classes/Foo/\(short)", json: ["update": 20]).status == 200)
+        #expect(try await longer.request("GET", "/classes/Foo/\(short)").json["update"] == 20)
+        let long = try await longer.create("Foo", ["size": 20])
+        #expect(long.count == 20 && long.allSatisfy { $0.isLetter || $0.isNumber })
+        let user = try await longer.request("POST", "/users", json: ["username": "u", "password": "p"])
+        #expect(user.json["objectId"]?.stringValue?.count == 20, "\(user.text)")
+        _ = longer.stop()
+        let back = try TestServer(arguments: fastHashing, dataDirectory: first.dataDirectory)
+        #expect(try await back.request("GET", "/classes/Foo", query: ["where": #"{"size":20}"#]).json["results"]?.arrayValue?.first?["objectId"] == .string(long))
+        withExtendedLifetime((longer, back)) {}
     }
 
     /// Parse's check of `publicServerURL` at start.

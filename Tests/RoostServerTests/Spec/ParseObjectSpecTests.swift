@@ -3,7 +3,8 @@ import RoostCore
 import Testing
 
 /// Parse Server's spec/ParseObject.spec.js: what the JS SDK's `save`, `fetch`, `increment`, `unset`... send and
-/// receive, as REST calls. SDK-local behaviour (dirty keys, unset-then-clear bookkeeping, fetchAll) is not carried.
+/// receive, as REST calls. SDK-local behaviour (dirty keys) is not carried; the unset and clear cases and `fetchAll`, as
+/// the requests they make, are `ParseObjectRESTSpecTests`'.
 @Suite struct ParseObjectSpecTests {
     private static func put(_ server: TestServer, _ className: String, _ id: String, _ body: JSON) async throws -> TestResponse {
         try await server.request("PUT", "/classes/\(className)/\(id)", json: body)

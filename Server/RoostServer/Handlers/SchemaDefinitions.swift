@@ -9,7 +9,7 @@ import RoostCore
 /// `recreateModifiedFields`. Permissions are the definition's, with `addField` closed to clients (so are the
 /// operations it leaves out); classes left out keep theirs, with `addField` closed too. `lockSchemas` refuses
 /// `POST` and `PUT /schemas` (119) so the file stays the one source of truth; `strict` logs what the database has
-/// that the file does not. Built-in fields and the system classes' own indexes are never touched.
+/// that the file does not. Built-in fields, the system classes' own indexes and automatic indexes are never touched.
 public struct SchemaDefinitions: Sendable {
     let definitions: [[String: JSON]]
     let strict: Bool
@@ -157,7 +157,8 @@ enum SchemaMigration {
         let haveIndexes = current["indexes"]?.objectValue ?? [:]
         var indexes: [String: JSON] = [:], changedIndexes: [String: JSON] = [:]
         for (name, keys) in wantedIndexes where haveIndexes[name] == nil && !isProtectedIndex(className, name) { indexes[name] = keys }
-        for (name, keys) in haveIndexes where !isProtectedIndex(className, name) {
+        // Automatic indexes (`_auto_…`) are Roost's own, made for the queries that come: not the file's to keep or drop.
+        for (name, keys) in haveIndexes where !isProtectedIndex(className, name) && !name.hasPrefix(IndexStore.automaticPrefix) {
             guard let local = wantedIndexes[name] else {
                 indexes[name] = ["__op": "Delete"]
                 continue

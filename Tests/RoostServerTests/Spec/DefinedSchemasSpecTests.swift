@@ -282,6 +282,21 @@ import Testing
         for node in nodes { #expect(!node.log().contains("error"), "\(node.log())") }
     }
 
+    /// Automatic indexes are Roost's own: a definition that names no index leaves them, as it leaves the system ones.
+    @Test func automaticIndexesAreLeftAlone() async throws {
+        let environment = ["ROOST_TEST_AUTO_INDEX_MIN_OBJECTS": "20", "ROOST_TEST_AUTO_INDEX_AFTER_QUERIES": "3"]
+        let first = try TestServer(environment: environment)
+        try await AutoIndexTests.seed(first)
+        for _ in 0..<4 { _ = try await first.find("Task", AutoIndexTests.rangeQuery) }
+        let made = try await AutoIndexTests.waitForIndexes(first) { !$0.isEmpty }
+        try #require(!made.isEmpty)
+        _ = first.stop()
+        let file = first.dataDirectory.appendingPathComponent("schema.json")
+        try Data(Self.definitions([["className": "Task", "indexes": [:]]]).encoded()).write(to: file)
+        let second = try TestServer(arguments: ["--schema", file.path], environment: environment, dataDirectory: first.dataDirectory)
+        #expect(try await AutoIndexTests.automaticIndexes(second) == made)
+    }
+
     /// What cannot be applied, or read, stops the start with the file and the reason.
     @Test func badDefinitionsStopTheStart() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roost-test-\(UUID().uuidString)")

@@ -66,7 +66,15 @@ enum SignUp {
     private static func anonymous(_ anonymousId: String, _ credentials: UserWriter.Credentials,
                                   context: RequestContext) throws -> APIResponse {
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
-        return try context.write { db in
+        var response = try anonymousWrite(anonymousId, credentials, changes, context: context)
+        // A log-in answers the whole user, its files with their URLs (Parse's `expandFilesForExistingObjects`).
+        if response.status == 200 { response.body = try UserRoutes.withFileURLs(response.body, context: context) }
+        return response
+    }
+
+    private static func anonymousWrite(_ anonymousId: String, _ credentials: UserWriter.Credentials, _ changes: ObjectWriter.Changes,
+                                       context: RequestContext) throws -> APIResponse {
+        try context.write { db in
             let schema = try UserStore.schema(in: db)
             let existing = try UserStore.find(anonymousId: anonymousId, schema: schema, in: db)?.decoded()
             // A user the master key locked out (an empty ACL) is passed over, as Parse's `filteredObjectsByACL`

@@ -48,8 +48,11 @@ enum SecurityCheck {
         return [("Parse Server Configuration", server), ("Database", database)]
     }
 
-    /// Parse's rule: at least 14 characters, and three of upper case, lower case, digits and other characters.
+    /// Parse's rule: at least 14 characters, and three of upper case, lower case, digits and other characters. Also
+    /// (Roost's addition) any secret of 32 characters or more: the key Roost generates is 48 hex digits, 192 random
+    /// bits, which Parse's rule would call weak for its two kinds of characters.
     static func isComplex(_ secret: String) -> Bool {
+        if secret.count >= 32 { return true }
         guard secret.count >= 14 else { return false }
         let kinds = [secret.contains { $0.isUppercase }, secret.contains { $0.isLowercase }, secret.contains { $0.isNumber },
                      secret.unicodeScalars.contains { !(CharacterSet.alphanumerics.contains($0) || $0 == "_") }]

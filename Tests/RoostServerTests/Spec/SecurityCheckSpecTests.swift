@@ -95,5 +95,7 @@ import Testing
         #expect(SecurityCheck.isComplex("Lowercase123456"))
         #expect(SecurityCheck.isComplex("lowercase-12345"))
         #expect(SecurityCheck.isComplex(TestServer.masterKey))
+        #expect(SecurityCheck.isComplex(String(repeating: "a1", count: 24)))  // A generated key: 48 hex digits.
+        #expect(!SecurityCheck.isComplex(String(repeating: "a1", count: 15)))
     }
 }

@@ -254,7 +254,7 @@ public final class RoostServer: @unchecked Sendable {
         if method == "GET", case .object(let members)? = body, members.isEmpty { body = nil }
 
         if credentials.hasMalformedContext { throw ParseError(.invalidJSON, "Invalid object for context.") }
-        let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
+        let (isMaster, isReadOnly) = try credentials.authorizeAccess(config, clientAddress: request.clientAddress)
         try checkRateLimits(method, String(relative), clientAddress: request.clientAddress, isMaster: isMaster,
                             sessionToken: credentials.sessionToken)
         // Parse ignores a session token only on POST /login; anywhere else a bad one fails the request.
@@ -271,7 +271,7 @@ public final class RoostServer: @unchecked Sendable {
             requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,
             passwords: PreparedPasswords(hasher: config.passwordHasher))
         if isSessionMe { context.uncheckedSessionToken = credentials.sessionToken }
-        if isMaster { context.isReadOnly = credentials.isReadOnly(config) }
+        context.isReadOnly = isReadOnly
         if method != "GET" {
             context.origin = RequestOrigin(clientAddress: request.clientAddress, headers: request.headers, cloudContext: credentials.cloudContext)
         }

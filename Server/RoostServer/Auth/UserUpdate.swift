@@ -51,9 +51,9 @@ enum UserUpdate {
                                                     provider: providers.isEmpty ? "password" : providers, context: context, in: db))
                 }
             }
-            // Auth data linked without a session (the master key's) logs the user in, as Parse's `createSessionTokenIfNeeded`
+            // Auth data linked with the master key (no session) logs the user in, as Parse's `createSessionTokenIfNeeded`
             // (linking through the user's own session keeps it).
-            if context.user == nil, body["authData"]?.objectValue != nil, reply["sessionToken"] == nil {
+            if context.isMaster, context.user == nil, body["authData"]?.objectValue != nil, reply["sessionToken"] == nil {
                 reply["sessionToken"] = .string(try UserWriter.startSession(for: userId, action: "login", provider: providers,
                                                                              context: context, in: db))
             }

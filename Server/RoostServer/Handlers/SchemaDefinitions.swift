@@ -101,8 +101,9 @@ enum SchemaMigration {
                 context.logger.warning("The following schemas are currently present in the database, but not explicitly defined in a schema: \"\(extra.joined(separator: "\", \""))\"")
             }
         }
-        for className in undefined {  // Kept as they are, but closed to new fields.
+        for className in undefined {  // Kept as they are, but closed to new fields (written once, not at every start).
             let permissions = existing[className]?["classLevelPermissions"]?.objectValue ?? [:]
+            guard permissions["addField"] != [:] else { continue }
             _ = try SchemaRoutes.update(className, body: ["classLevelPermissions": closedToNewFields(permissions)], context: context)
         }
     }

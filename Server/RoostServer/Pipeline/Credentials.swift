@@ -69,6 +69,12 @@ struct Credentials {
     /// - Throws: `APIError.unauthorized`; `.masterKeyFromOutsideIPs` for the right master key from an address not in
     ///   `masterKeyIPs`.
     func authorize(_ config: ServerConfig, clientAddress: String) throws -> Bool {
+        try authorizeAccess(config, clientAddress: clientAddress).isMaster
+    }
+
+    /// `authorize`, also telling whether the master key given is `--read-only-master-key` (a master key that may not
+    /// write: `RequestContext.isReadOnly`), accepted from the same addresses only.
+    func authorizeAccess(_ config: ServerConfig, clientAddress: String) throws -> (isMaster: Bool, isReadOnly: Bool) {
         var applicationId = applicationId, masterKey = masterKey, basicJavaScriptKey: String?
         if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) {
             applicationId = basicAuth.applicationId
@@ -82,11 +88,9 @@ struct Credentials {
             !isReadOnlyMasterKey(headerMasterKeyBesideBodyId, config) {
             throw APIError.unauthorized
         }
-        // The read-only master key is a master key that may not write (`RequestContext.isReadOnly`); from the same
-        // addresses only.
-        let isMaster = masterKey.map {
-            (!config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey)) || isReadOnlyMasterKey($0, config)
-        } ?? false
+        let isFullMaster = masterKey.map { !config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey) } ?? false
+        let isReadOnly = !isFullMaster && (masterKey.map { isReadOnlyMasterKey($0, config) } ?? false)
+        let isMaster = isFullMaster || isReadOnly
         if isMaster, !config.masterKeyIPs.contains(where: { $0.contains(clientAddress) }) {
             throw APIError.masterKeyFromOutsideIPs(address: clientAddress)
         }
@@ -102,18 +106,11 @@ struct Credentials {
                 || matches(config.dotNetKey, headers["x-parse-windows-key"])
             else { throw APIError.unauthorized }
         }
-        return isMaster
+        return (isMaster, isReadOnly)
     }
 }
 
 extension Credentials {
-    /// Whether the request's master key is `--read-only-master-key` (checked after `authorize`).
-    func isReadOnly(_ config: ServerConfig) -> Bool {
-        var key = masterKey
-        if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) { key = basicAuth.masterKey ?? key }
-        return key.map { isReadOnlyMasterKey($0, config) } ?? false
-    }
-
     fileprivate func isReadOnlyMasterKey(_ key: String, _ config: ServerConfig) -> Bool {
         guard let readOnly = config.readOnlyMasterKey, !readOnly.isEmpty else { return false }
         return SecureRandom.constantTimeEquals(key, readOnly)

@@ -162,6 +162,9 @@ final class RateLimitRule: Sendable {
         return "ip:" + caller.address
     }
 
+    /// The callers whose counts are kept (bounded by `maximumCallers`).
+    var trackedCallers: Int { windows.withLock { $0.count } }
+
     func count(key: String, now: UInt64) throws {
         let allowed = windows.withLock { windows -> Bool in
             if var window = windows[key], window.endsAt > now {

@@ -254,8 +254,12 @@ public final class RoostServer: @unchecked Sendable {
         if method == "GET", case .object(let members)? = body, members.isEmpty { body = nil }
 
         if credentials.hasMalformedContext { throw ParseError(.invalidJSON, "Invalid object for context.") }
-        let (isMaster, isReadOnly) = try credentials.authorizeAccess(config, clientAddress: request.clientAddress)
-        try checkRateLimits(method, String(relative), clientAddress: request.clientAddress, isMaster: isMaster,
+        let access = try credentials.authorizeAccess(config, clientAddress: request.clientAddress)
+        let isMaster = access.isMaster
+        if access.refusedMaintenanceKey {  // Parse's log line, so an operator sees why the key did nothing.
+            logger.error("Request using maintenance key rejected as the request IP address '\(request.clientAddress)' is not set in Parse Server option 'maintenanceKeyIps'.")
+        }
+        try checkRateLimits(method, String(relative), clientAddress: request.clientAddress, isMaster: isMaster && !access.isMaintenance,
                             sessionToken: credentials.sessionToken)
         // Parse ignores a session token only on POST /login; anywhere else a bad one fails the request.
         let isLogin = method == "POST" && segments == ["login"]
@@ -271,7 +275,8 @@ public final class RoostServer: @unchecked Sendable {
             requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,
             passwords: PreparedPasswords(hasher: config.passwordHasher))
         if isSessionMe { context.uncheckedSessionToken = credentials.sessionToken }
-        context.isReadOnly = isReadOnly
+        context.isReadOnly = access.isReadOnly
+        context.isMaintenance = access.isMaintenance
         if method != "GET" {
             context.origin = RequestOrigin(clientAddress: request.clientAddress, headers: request.headers, cloudContext: credentials.cloudContext)
         }

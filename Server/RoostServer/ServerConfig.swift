@@ -13,6 +13,12 @@ public struct ServerConfig: Sendable {
     public var masterKey = ""
     /// A master key for reading only: everything the master key reads, no write (Parse's `readOnlyMasterKey`).
     public var readOnlyMasterKey: String?
+    /// Parse's `maintenanceKey`: the master key's access to objects, and the one way to give an object its own
+    /// `createdAt`/`updatedAt` (a migration's); not the master key's routes (schemas, config, hooks...).
+    public var maintenanceKey: String?
+    /// Addresses and ranges the maintenance key is accepted from (Parse's `maintenanceKeyIps`, localhost by default);
+    /// from elsewhere the request goes on without it, and the refusal is logged.
+    public var maintenanceKeyIPs: [AddressRange] = [AddressRange("127.0.0.1")!, AddressRange("::1")!]
     /// Parse's client keys: once any is set, a request without the master key must carry one of them in its own
     /// header (`X-Parse-REST-API-Key`, `X-Parse-Client-Key`, `X-Parse-Javascript-Key`, `X-Parse-Windows-Key`).
     public var restAPIKey: String?

@@ -3,11 +3,15 @@ import Foundation
 import RoostServer
 
 /// The flags that guard an app's data and its server, after Parse Server's options of the same job:
-/// `readOnlyMasterKey`, `enableAnonymousUsers`, `protectedFields` and the deprecated `userSensitiveFields`, `security`
+/// `readOnlyMasterKey`, `maintenanceKey`, `enableAnonymousUsers`, `protectedFields` and the deprecated `userSensitiveFields`, `security`
 /// (the security check), `schema` (defined schemas) and `rateLimit`, each also a `ROOST_*` variable. A bad value stops the server with the flag or variable named.
 struct GuardOptions: ParsableArguments {
     @Option(help: "A second master key that reads everything and writes nothing (119), as Parse's readOnlyMasterKey; from --master-key-ips only (env ROOST_READ_ONLY_MASTER_KEY, default none).")
     var readOnlyMasterKey: String?
+    @Option(help: "A key for migrations, as Parse's maintenanceKey (header X-Parse-Maintenance-Key): the master key's access to objects, and creates that keep the createdAt and updatedAt they give; not the master key's routes (env ROOST_MAINTENANCE_KEY, default none).")
+    var maintenanceKey: String?
+    @Option(help: "Comma-separated addresses or CIDR ranges the maintenance key is accepted from (env ROOST_MAINTENANCE_KEY_IPS, default 127.0.0.1,::1).")
+    var maintenanceKeyIps: String?
     @Flag(inversion: .prefixedNo, help: "Accept anonymous sign-ups (authData.anonymous), as Parse's enableAnonymousUsers (env ROOST_ENABLE_ANONYMOUS_USERS, default on).")
     var enableAnonymousUsers: Bool?
     @Option(help: "Fields hidden per class, as Parse's protectedFields: a JSON object such as {\"_User\": {\"*\": [\"phone\"]}}, added to each class's own; other users' email stays hidden (env ROOST_PROTECTED_FIELDS).")
@@ -25,6 +29,15 @@ struct GuardOptions: ParsableArguments {
 
     func apply(to config: inout ServerConfig, _ settings: Settings) throws {
         config.readOnlyMasterKey = settings.string(readOnlyMasterKey, "read-only-master-key").flatMap { $0.isEmpty ? nil : $0 }
+        config.maintenanceKey = settings.string(maintenanceKey, "maintenance-key").flatMap { $0.isEmpty ? nil : $0 }
+        if let value = settings.string(maintenanceKeyIps, "maintenance-key-ips") {
+            do {
+                config.maintenanceKeyIPs = try AddressRange.list(value)
+            } catch let error as AddressRange.InvalidEntry {
+                let source = maintenanceKeyIps != nil ? "--maintenance-key-ips" : Settings.variable(for: "maintenance-key-ips")
+                throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
+            }
+        }
         if let value = try settings.boolean(enableAnonymousUsers, "enable-anonymous-users") { config.enableAnonymousUsers = value }
         try applyProtectedFields(to: &config, settings)
         if let value = try settings.boolean(securityCheck, "security-check") { config.securityCheck.enabled = value }

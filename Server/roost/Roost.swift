@@ -266,6 +266,9 @@ struct Serve: ParsableCommand {
         if config.readOnlyMasterKey == config.masterKey {  // Parse's check, with its message.
             throw StartupError("masterKey and readOnlyMasterKey should be different: choose another --read-only-master-key")
         }
+        if config.maintenanceKey == config.masterKey {
+            throw StartupError("masterKey and maintenanceKey should be different: choose another --maintenance-key")
+        }
 
         // Block the stop signals before any thread starts, so only sigwait below receives them.
         var signals = sigset_t()

@@ -6,7 +6,7 @@ import RoostCore
 enum QueryExplanation {
     /// - Throws: `ParseError` 102 without the master key, with Parse Server's message.
     static func checkAllowed(context: RequestContext) throws {
-        guard context.isMaster else {
+        guard context.isMaster, !context.isMaintenance else {
             throw ParseError(.invalidQuery, "Using the explain query parameter requires the master key")
         }
     }

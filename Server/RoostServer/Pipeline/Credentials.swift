@@ -4,6 +4,8 @@ import RoostCore
 struct Credentials {
     var applicationId: String?
     var masterKey: String?
+    /// `X-Parse-Maintenance-Key` (a header only, as Parse reads it).
+    var maintenanceKey: String?
     /// The headers' master key when the application id came from the body: Parse takes the body's id only when that
     /// key is absent or right (`handleParseHeaders`), and refuses the request otherwise.
     private var headerMasterKeyBesideBodyId: String?
@@ -36,6 +38,7 @@ struct Credentials {
         }
         applicationId = headers["x-parse-application-id"]
         masterKey = headers["x-parse-master-key"]
+        maintenanceKey = headers["x-parse-maintenance-key"]
         sessionToken = headers["x-parse-session-token"]
         installationId = headers["x-parse-installation-id"]
         self.headers = headers
@@ -69,12 +72,26 @@ struct Credentials {
     /// - Throws: `APIError.unauthorized`; `.masterKeyFromOutsideIPs` for the right master key from an address not in
     ///   `masterKeyIPs`.
     func authorize(_ config: ServerConfig, clientAddress: String) throws -> Bool {
-        try authorizeAccess(config, clientAddress: clientAddress).isMaster
+        let access = try authorizeAccess(config, clientAddress: clientAddress)
+        return access.isMaster && !access.isMaintenance
+    }
+
+    /// What `authorizeAccess` found the caller may do.
+    struct Access {
+        var isMaster = false
+        /// The master key given is `--read-only-master-key` (`RequestContext.isReadOnly`).
+        var isReadOnly = false
+        /// The maintenance key was given, from an address it is accepted from (`RequestContext.isMaintenance`).
+        var isMaintenance = false
+        /// The maintenance key was given from an address it is not accepted from, for the caller to log.
+        var refusedMaintenanceKey = false
     }
 
     /// `authorize`, also telling whether the master key given is `--read-only-master-key` (a master key that may not
-    /// write: `RequestContext.isReadOnly`), accepted from the same addresses only.
-    func authorizeAccess(_ config: ServerConfig, clientAddress: String) throws -> (isMaster: Bool, isReadOnly: Bool) {
+    /// write), accepted from the same addresses only, and whether the maintenance key was given. As Parse's
+    /// `handleParseHeaders`: the maintenance key, from its addresses, is taken before the master key and the client
+    /// keys; from elsewhere the request goes on as if it had none.
+    func authorizeAccess(_ config: ServerConfig, clientAddress: String) throws -> Access {
         var applicationId = applicationId, masterKey = masterKey, basicJavaScriptKey: String?
         if let basicAuth, SecureRandom.constantTimeEquals(basicAuth.applicationId, config.applicationId) {
             applicationId = basicAuth.applicationId
@@ -88,9 +105,18 @@ struct Credentials {
             !isReadOnlyMasterKey(headerMasterKeyBesideBodyId, config) {
             throw APIError.unauthorized
         }
+        var access = Access()
+        if let maintenanceKey, let expected = config.maintenanceKey, !expected.isEmpty,
+            SecureRandom.constantTimeEquals(maintenanceKey, expected) {
+            if config.maintenanceKeyIPs.contains(where: { $0.contains(clientAddress) }) {
+                return Access(isMaster: true, isMaintenance: true)
+            }
+            access.refusedMaintenanceKey = true
+        }
         let isFullMaster = masterKey.map { !config.masterKey.isEmpty && SecureRandom.constantTimeEquals($0, config.masterKey) } ?? false
-        let isReadOnly = !isFullMaster && (masterKey.map { isReadOnlyMasterKey($0, config) } ?? false)
-        let isMaster = isFullMaster || isReadOnly
+        access.isReadOnly = !isFullMaster && (masterKey.map { isReadOnlyMasterKey($0, config) } ?? false)
+        access.isMaster = isFullMaster || access.isReadOnly
+        let isMaster = access.isMaster
         if isMaster, !config.masterKeyIPs.contains(where: { $0.contains(clientAddress) }) {
             throw APIError.masterKeyFromOutsideIPs(address: clientAddress)
         }
@@ -106,7 +132,7 @@ struct Credentials {
                 || matches(config.dotNetKey, headers["x-parse-windows-key"])
             else { throw APIError.unauthorized }
         }
-        return (isMaster, isReadOnly)
+        return access
     }
 }
 

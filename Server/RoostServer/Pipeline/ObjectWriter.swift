@@ -36,13 +36,15 @@ enum ObjectWriter {
         let changes = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
         try rules?.check(changes, existing: nil)
         let now = ParseDate.now()
+        let (createdAt, updatedAt) = try context.isMaintenance ? givenDates(body, else: now) : (now, now)
         let (object, defaulted) = try context.write { db -> (StoredObject, [String]) in
             let current = try SchemaStore.load(className, in: db)
             _ = try ClassPermissions.check(.create, current, context: context)
             var changes = changes
             let defaulted = try FieldOptions.apply(current, to: &changes, isCreate: true)
             let schema = try schemaForWrite(className, changes, current: current, context: context, in: db)
-            var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(length: context.config.objectIdSize), createdAt: now, updatedAt: now,
+            var object = StoredObject(objectId: try changes.objectId ?? SecureRandom.objectId(length: context.config.objectIdSize),
+                                      createdAt: createdAt, updatedAt: updatedAt,
                                       acl: changes.acl, fields: [:])
             object.fields = try apply(changes.operations, to: nil)
             RelationStore.addMarkers(to: &object.fields, schema: schema)
@@ -145,6 +147,19 @@ enum ObjectWriter {
     }
 
     static let masterOnlyClasses: Set<String> = ["_JobStatus", "_PushStatus", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_JobSchedule", "_Idempotency"]
+
+    /// A create with the maintenance key keeps the `createdAt` it gives (a Date), and its `updatedAt` if given and not
+    /// earlier (else that `createdAt`), as Parse's `RestWrite`; without a `createdAt` both are now.
+    private static func givenDates(_ body: [String: JSON], else now: ParseDate) throws -> (ParseDate, ParseDate) {
+        func date(_ key: String) -> ParseDate? {
+            guard body[key]?["__type"] == "Date", let iso = body[key]?["iso"]?.stringValue else { return nil }
+            return ParseDate(iso: iso)
+        }
+        guard let createdAt = date("createdAt") else { return (now, now) }
+        let updatedAt = date("updatedAt") ?? createdAt
+        if updatedAt < createdAt { throw ParseError(.validationError, "updatedAt cannot occur before createdAt") }
+        return (createdAt, updatedAt)
+    }
 
     /// Parse's schema check of `createdAt` and `updatedAt`, which comes before it ignores their values (the server sets
     /// them): anything but a Date (or null) is 111, `schema mismatch for <C>.createdAt; expected Date but got Number`.

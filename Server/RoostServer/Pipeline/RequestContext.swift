@@ -8,6 +8,9 @@ struct RequestContext {
     let isMaster: Bool
     /// The master key given was `--read-only-master-key`: reads as the master key, writes refused (119).
     var isReadOnly = false
+    /// The maintenance key was given (`ServerConfig.maintenanceKey`): `isMaster` for objects, but not for the master
+    /// key's routes (`requireMaster`); a create may give its own `createdAt` and `updatedAt`.
+    var isMaintenance = false
     /// The user of the request's valid session token, if any.
     let user: AuthenticatedUser?
     /// The session token of a request whose token is not checked before its route (GET /sessions/me).
@@ -76,9 +79,10 @@ struct RequestContext {
         return !Set(ACL.subjects(of: acl, granting: "write")).isDisjoint(with: subjects)
     }
 
-    /// - Throws: `APIError.masterKeyRequired` unless the request carries the master key.
+    /// - Throws: `APIError.masterKeyRequired` unless the request carries the master key (the maintenance key is not
+    ///   enough, as Parse's `enforceMasterKeyAccess`).
     func requireMaster() throws {
-        guard isMaster else { throw APIError.masterKeyRequired }
+        guard isMaster, !isMaintenance else { throw APIError.masterKeyRequired }
     }
 
     /// Parse's answers to the read-only master key where a master key would change something, e.g.

@@ -42,6 +42,11 @@ public struct ServerConfig: Sendable {
     public var pinThreads = true
     /// How long a session lasts (Parse's `sessionLength`, one year by default).
     public var sessionLengthSeconds = 31_536_000
+    /// Whether sessions expire (`sessionLengthSeconds` after they start); off, they last until revoked (Parse's
+    /// `expireInactiveSessions`).
+    public var expireInactiveSessions = true
+    /// The lifetime of a new session: `nil` for one that never expires.
+    var sessionLifetimeSeconds: Int? { expireInactiveSessions ? sessionLengthSeconds : nil }
     /// Password hashing; the parameters are stored with each hash, so raising them later is safe.
     public var passwordHasher = PasswordHasher()
     /// Whether `authData.anonymous` sign-ups are accepted.

@@ -27,7 +27,7 @@ enum SessionEdit {
         let created = try context.write { db -> (token: String, session: SessionRecord) in
             guard try UserStore.exists(userId, in: db) else { throw ParseError(.objectNotFound, "Object not found.") }
             return try SessionStore.create(userId: userId, installationId: installationId, createdWith: ["action": "create"],
-                                           fields: fields, lifetimeSeconds: context.config.sessionLengthSeconds, in: db)
+                                           fields: fields, lifetimeSeconds: context.config.sessionLifetimeSeconds, in: db)
         }
         return APIResponse(
             status: 201, body: reply(created.session, token: created.token, includingId: true),
@@ -87,7 +87,7 @@ enum SessionEdit {
         guard let user = context.user else { throw ParseError(.objectNotFound, "invalid session") }
         let created = try context.write { db in
             try SessionStore.create(userId: user.id, installationId: context.installationId, createdWith: ["action": "upgrade"],
-                                    lifetimeSeconds: context.config.sessionLengthSeconds, in: db)
+                                    lifetimeSeconds: context.config.sessionLifetimeSeconds, in: db)
         }
         return APIResponse(body: reply(created.session, token: created.token, includingId: false))
     }

@@ -6,6 +6,7 @@ struct SessionRecord {
     let userId: String
     let createdAt: ParseDate
     let updatedAt: ParseDate
+    /// As stored: `neverExpires` for a session started with `--no-expire-inactive-sessions`.
     let expiresAt: ParseDate
     let installationId: String?
     let createdWith: JSON
@@ -23,15 +24,19 @@ struct SessionRecord {
         fields = row[7].text.flatMap { try? JSONParser.parse($0) }?.objectValue ?? [:]
     }
 
+    /// The expiry stored for a session that never expires: the last millisecond of year 9999 (a date every reader of
+    /// the column can still format), shown as no `expiresAt` at all, as Parse's.
+    static let neverExpires = ParseDate(millisecondsSince1970: 253_402_300_799_999)
+
     /// The `_Session` object as Parse Server answers it (no `ACL`, no legacy `restricted`); `token` only
     /// when the caller presented it (tokens are stored hashed).
     func wireJSON(token: String?) -> JSON {
         var result = fields
         result.merge([
             "objectId": .string(objectId), "createdAt": .string(createdAt.iso), "updatedAt": .string(updatedAt.iso),
-            "user": WireValue.pointer("_User", userId), "expiresAt": WireValue.encode(expiresAt),
-            "createdWith": createdWith,
+            "user": WireValue.pointer("_User", userId), "createdWith": createdWith,
         ]) { _, server in server }
+        if expiresAt < Self.neverExpires { result["expiresAt"] = WireValue.encode(expiresAt) }
         if let installationId { result["installationId"] = .string(installationId) }
         if let token { result["sessionToken"] = .string(token) }
         return .object(result)
@@ -48,12 +53,15 @@ enum SessionStore {
     private static let columns = "objectId, userId, createdAt, updatedAt, expiresAt, installationId, createdWith, fields"
 
     /// Starts a session for `userId`; returns its token (shown to the client once) and record.
-    /// - Parameter fields: the client's own fields, already validated.
+    /// - Parameters:
+    ///   - fields: the client's own fields, already validated.
+    ///   - lifetimeSeconds: `nil` for a session that never expires (`SessionRecord.neverExpires`).
     static func create(userId: String, installationId: String?, createdWith: JSON, fields: [String: JSON] = [:],
-                       lifetimeSeconds: Int, in db: any SQLConnection) throws -> (token: String, session: SessionRecord) {
+                       lifetimeSeconds: Int?, in db: any SQLConnection) throws -> (token: String, session: SessionRecord) {
         let token = try SessionToken.generate()
         let now = ParseDate.now()
-        let expires = ParseDate(millisecondsSince1970: now.millisecondsSince1970 + Int64(lifetimeSeconds) * 1000)
+        let expires = lifetimeSeconds.map { ParseDate(millisecondsSince1970: now.millisecondsSince1970 + Int64($0) * 1000) }
+            ?? SessionRecord.neverExpires
         let objectId = try SecureRandom.objectId()
         try db.execute(
             "INSERT INTO _session (objectId, tokenHash, userId, createdAt, updatedAt, expiresAt, installationId, createdWith, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -117,6 +117,6 @@ enum UserWriter {
         return try SessionStore.create(
             userId: userId, installationId: context.installationId,
             createdWith: ["action": .string(action), "authProvider": .string(provider)],
-            lifetimeSeconds: context.config.sessionLengthSeconds, in: db).token
+            lifetimeSeconds: context.config.sessionLifetimeSeconds, in: db).token
     }
 }

@@ -27,6 +27,7 @@ enum PostgresSchema {
         Migration(version: 6, name: "LiveQuery numbering in PL/pgSQL", sql: PostgresChangeLog.takeInPLpgSQL),
         Migration(version: 7, name: "class tables' row counts", sql: PostgresRowCount.schemaSQL),
         Migration(version: 8, name: "typed columns recorded with the schema", sql: PostgresTypedColumns.schemaSQL),
+        Migration(version: 9, name: "sessions that never expire", sql: "DROP VIEW _session_objects;\n" + sessionObjectsView),
     ]
 
     /// The `pg_advisory_xact_lock` key the migrations run under ("roost" in ASCII): one node migrates at a time.
@@ -157,7 +158,7 @@ enum PostgresSchema {
         CREATE INDEX _mail_outbox_due ON _mail_outbox (nextAttemptAt);
         """
 
-    /// SQLite's `_session_objects` (v7): `_session` rows in a class table's shape, `data` as jsonb. The server's
+    /// SQLite's `_session_objects` (v17): `_session` rows in a class table's shape, `data` as jsonb. The server's
     /// fields replace the client's at the top level (`||`); SQLite's `json_patch` merges an Object the client stored
     /// under `user` or `expiresAt` into the server's, which no client can rely on.
     static let sessionObjectsView = """
@@ -165,9 +166,10 @@ enum PostgresSchema {
         SELECT objectId, createdAt, updatedAt, NULL::text AS acl, NULL::text AS rperm, userId,
             fields::jsonb || jsonb_build_object(
                 'user', jsonb_build_object('__type', 'Pointer', 'className', '_User', 'objectId', userId),
-                'createdWith', createdWith::jsonb,
-                'expiresAt', jsonb_build_object('__type', 'Date', 'iso',
-                    to_char(to_timestamp(expiresAt / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+                'createdWith', createdWith::jsonb)
+            || CASE WHEN expiresAt >= \(SessionRecord.neverExpires.millisecondsSince1970) THEN '{}'::jsonb
+                ELSE jsonb_build_object('expiresAt', jsonb_build_object('__type', 'Date', 'iso',
+                    to_char(to_timestamp(expiresAt / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) END
             || CASE WHEN installationId IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('installationId', installationId) END
             AS data
         FROM _session;

@@ -228,6 +228,23 @@ extension SQLiteEngine {
             // schema; always NULL here, kept so both databases' `_schema` have one shape.
             try db.execute(sql: "ALTER TABLE _schema ADD COLUMN typedColumns TEXT")
         }
+        migrator.registerMigration("v17: sessions that never expire") { db in
+            // A session started with `--no-expire-inactive-sessions` stores `SessionRecord.neverExpires` and shows
+            // no `expiresAt`, as Parse's; the server's fields still replace the client's.
+            try db.execute(sql: """
+                DROP VIEW _session_objects;
+                CREATE VIEW _session_objects AS
+                SELECT objectId, createdAt, updatedAt, NULL AS acl, NULL AS rperm, userId,
+                    json_patch(json_patch(json_patch(fields, json_object(
+                        'user', json_object('__type', 'Pointer', 'className', '_User', 'objectId', userId),
+                        'createdWith', json(createdWith))),
+                        CASE WHEN expiresAt >= \(SessionRecord.neverExpires.millisecondsSince1970) THEN '{}'
+                        ELSE json_object('expiresAt', json_object('__type', 'Date',
+                            'iso', strftime('%Y-%m-%dT%H:%M:%fZ', expiresAt / 1000.0, 'unixepoch'))) END),
+                        CASE WHEN installationId IS NULL THEN '{}' ELSE json_object('installationId', installationId) END) AS data
+                FROM _session;
+                """)
+        }
         return migrator
     }
 

@@ -52,6 +52,13 @@ import Testing
         #expect(try StartAttempt([]).started)
     }
 
+    // spec: index.spec.js: ignores the session length when expireInactiveSessions set to false
+    @Test(arguments: ["-33", "0"])
+    func aSessionLengthIsNotCheckedWhenSessionsDoNotExpire(length: String) throws {
+        let attempt = try StartAttempt(["--session-length", length, "--no-expire-inactive-sessions"])
+        #expect(attempt.started, "\(attempt.log)")
+    }
+
     // spec-differs: index.spec.js: fails if the session length is not a number -- refused at start, with the command line's message
     // spec-differs: index.spec.js: fails if the session length is less than or equal to 0 -- refused at start, with the command line's message
     // spec-differs: index.spec.js: fails if default limit is negative -- refused at start, with the command line's message

@@ -181,4 +181,30 @@ import Testing
         let expiry = try #require(formatter.date(from: expires))
         #expect(abs(expiry.timeIntervalSince(started) - 3600) < 60)
     }
+
+    // spec: rest.spec.js: can create a session with no expiration
+    /// With `--no-expire-inactive-sessions` a session shows no `expiresAt` (found by its token, by a query, in
+    /// `/sessions/me`) and its token keeps working; one started before the switch keeps its expiry.
+    @Test func sessionsWithoutExpiry() async throws {
+        let first = try TestServer(arguments: fastHashing)
+        let earlier = try await first.request("POST", "/users", json: ["username": "before", "password": "zxcv"])
+        let earlierToken = try #require(earlier.json["sessionToken"]?.stringValue)
+        _ = first.stop()
+        let server = try TestServer(arguments: fastHashing + ["--no-expire-inactive-sessions"], dataDirectory: first.dataDirectory)
+        let user = try await server.request("POST", "/users", json: ["username": "asdf", "password": "zxcv", "foo": "bar"])
+        #expect(user.json.objectValue?.keys.sorted() == ["createdAt", "objectId", "sessionToken"], "\(user.text)")
+        let token = try #require(user.json["sessionToken"]?.stringValue)
+        let byToken = try await server.request("GET", "/classes/_Session", master: true,
+                                               query: ["where": JSON.object(["sessionToken": .string(token)]).jsonText])
+        let found = try #require(byToken.json["results"]?.arrayValue, "\(byToken.text)")
+        #expect(found.count == 1 && found.first?["expiresAt"] == nil && found.first?["createdWith"] != nil, "\(byToken.text)")
+        let me = try await server.request("GET", "/sessions/me", headers: ["X-Parse-Session-Token": token])
+        #expect(me.status == 200 && me.json["expiresAt"] == nil, "\(me.text)")
+        let login = try await server.request("GET", "/login", query: ["username": "asdf", "password": "zxcv"])
+        #expect(login.status == 200, "\(login.text)")
+        let all = try await server.request("GET", "/sessions", master: true, query: ["order": "createdAt"])
+        let expiries = all.json["results"]?.arrayValue?.map { $0["expiresAt"] != nil }
+        #expect(expiries == [true, false, false], "\(all.text)")
+        #expect(try await server.request("GET", "/users/me", headers: ["X-Parse-Session-Token": earlierToken]).status == 200)
+    }
 }

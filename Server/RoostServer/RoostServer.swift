@@ -288,7 +288,13 @@ public final class RoostServer: @unchecked Sendable {
                                 body: PropertyList.encode(response.body))
         }
         let idempotencyKey = request.headers["x-parse-request-id"].flatMap { Idempotency.applies(method: method, segments: segments) ? $0 : nil }
+        let claimedKey = request.headers["x-parse-request-id"].flatMap {
+            Idempotency.appliesOutsideWrite(method: method, segments: segments) ? $0 : nil
+        }
         let run = { [self] () throws -> HTTPResponse in
+            if let claimedKey {
+                return encode(try Idempotency.runClaimed(claimedKey, request: apiRequest, context: context) { try dispatch(apiRequest, $0) })
+            }
             guard let idempotencyKey else { return encode(try dispatch(apiRequest, context)) }
             return encode(try Idempotency.run(idempotencyKey, request: apiRequest, context: context) { try dispatch(apiRequest, $0) })
         }
@@ -318,7 +324,7 @@ public final class RoostServer: @unchecked Sendable {
             }
             return nil
         }
-        if idempotencyKey != nil { return try run() }
+        if idempotencyKey != nil || claimedKey != nil { return try run() }
         if let later, WriteBatcher.accepts(apiRequest) {
             later.suspend()
             writeBatcher.submit(apiRequest, context) { [self] outcome in

@@ -86,6 +86,11 @@ public struct ServerConfig: Sendable {
     /// The file extensions clients may upload: `*` or regular expressions (Parse's `fileUpload.fileExtensions`);
     /// by default everything but HTML, SVG and XML.
     public var fileExtensions = FileExtensionPolicy.defaultPatterns
+    /// Who may upload files without the master key (Parse's `fileUpload.enableForPublic`, `enableForAnonymousUser`
+    /// and `enableForAuthenticatedUser`): by default registered users only.
+    public var fileUploadsForPublic = false
+    public var fileUploadsForAnonymousUsers = false
+    public var fileUploadsForAuthenticatedUsers = true
     /// Requests per `/batch`.
     public var maxBatchSize = 50
     /// How often LiveQuery sockets are pinged; a client that has not answered the previous ping is dropped

@@ -84,6 +84,12 @@ struct Serve: ParsableCommand {
     var queryTimeout: String?
     @Option(help: "Comma-separated file extensions clients may upload: * or regular expressions (env ROOST_FILE_EXTENSIONS, default all but HTML, SVG and XML).")
     var fileExtensions: String?
+    @Flag(inversion: .prefixedNo, help: "Let clients upload files without a session, as Parse's fileUpload.enableForPublic (env ROOST_ENABLE_FILE_UPLOAD_FOR_PUBLIC, default off).")
+    var enableFileUploadForPublic: Bool?
+    @Flag(inversion: .prefixedNo, help: "Let anonymous users upload files, as Parse's fileUpload.enableForAnonymousUser (env ROOST_ENABLE_FILE_UPLOAD_FOR_ANONYMOUS_USERS, default off).")
+    var enableFileUploadForAnonymousUsers: Bool?
+    @Flag(inversion: .prefixedNo, help: "Let registered users upload files, as Parse's fileUpload.enableForAuthenticatedUser (env ROOST_ENABLE_FILE_UPLOAD_FOR_AUTHENTICATED_USERS, default on).")
+    var enableFileUploadForAuthenticatedUsers: Bool?
     @Option(help: "Comma-separated classes whose changes LiveQuery logs and sends, as names or patterns matched whole as Parse matches them (Test.* covers TestObject), empty for none; subscribing to another is refused (env ROOST_LIVE_QUERY_CLASSES, default all).")
     var liveQueryClasses: String?
     @Option(parsing: .unconditional, help: "Seconds LiveQuery keeps changes for clients that resume after a disconnect (env ROOST_LIVE_QUERY_REPLAY_WINDOW, default 600).")
@@ -168,6 +174,13 @@ struct Serve: ParsableCommand {
             Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
         }) {
             config.queryTimeoutSeconds = value
+        }
+        if let value = try settings.boolean(enableFileUploadForPublic, "enable-file-upload-for-public") { config.fileUploadsForPublic = value }
+        if let value = try settings.boolean(enableFileUploadForAnonymousUsers, "enable-file-upload-for-anonymous-users") {
+            config.fileUploadsForAnonymousUsers = value
+        }
+        if let value = try settings.boolean(enableFileUploadForAuthenticatedUsers, "enable-file-upload-for-authenticated-users") {
+            config.fileUploadsForAuthenticatedUsers = value
         }
         if let value = settings.string(fileExtensions, "file-extensions") {
             config.fileExtensions = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -44,10 +44,17 @@ extension RoostServer {
         let isMaster = try credentials.authorize(config, clientAddress: request.clientAddress)
         try checkRateLimits("POST", String(request.path.dropFirst(config.mountPath.count)), clientAddress: request.clientAddress,
                             isMaster: isMaster, sessionToken: credentials.sessionToken)
-        if !isMaster {
-            guard let token = credentials.sessionToken else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
-            let user = try authenticate(token)
-            if try isAnonymous(user.id) { throw ParseError(.fileSaveError, "File upload by anonymous user is disabled.") }
+        if !isMaster {  // Parse's `FilesRouter.createHandler`: who may upload, by the caller's kind.
+            if let token = credentials.sessionToken {
+                let user = try authenticate(token)
+                if try isAnonymous(user.id) {
+                    guard config.fileUploadsForAnonymousUsers else { throw ParseError(.fileSaveError, "File upload by anonymous user is disabled.") }
+                } else if !config.fileUploadsForAuthenticatedUsers {
+                    throw ParseError(.fileSaveError, "File upload by authenticated user is disabled.")
+                }
+            } else if !config.fileUploadsForPublic {
+                throw ParseError(.fileSaveError, "File upload by public is disabled.")
+            }
         }
         guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
         guard FileStore.isValidName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }

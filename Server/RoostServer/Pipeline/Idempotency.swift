@@ -18,6 +18,12 @@ enum Idempotency {
         return ["classes", "users", "roles", "installations", "batch"].contains(first)
     }
 
+    /// Calls of Cloud functions and jobs (webhooks) are deduplicated too, by `runClaimed`: a webhook runs outside
+    /// any write, so its record cannot commit with it.
+    static func appliesOutsideWrite(method: String, segments: [String]) -> Bool {
+        method == "POST" && segments.count == 2 && ["functions", "jobs"].contains(segments[0])
+    }
+
     /// Runs `handle` unless `requestId` already has a record, which answers instead.
     static func run(_ requestId: String, request: APIRequest, context: RequestContext,
                     handle: (RequestContext) throws -> APIResponse) throws -> APIResponse {
@@ -44,6 +50,37 @@ enum Idempotency {
             if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
             throw error
         }
+    }
+
+    /// `run` for a request whose work is not a write of this server (a function's or a job's webhook): the id is
+    /// claimed first, in a record of its own with no reply, so a twin arriving meanwhile gets 159 (Parse's answer
+    /// to every repeat); the reply is recorded once `handle` returns, for repeats to get it as `run`'s do. A failed
+    /// call gives the id back, to be retried. A server stopped between the two keeps the claim: its repeats get 159
+    /// until the record expires, and the webhook is not called twice.
+    static func runClaimed(_ requestId: String, request: APIRequest, context: RequestContext,
+                           handle: (RequestContext) throws -> APIResponse) throws -> APIResponse {
+        guard !requestId.isEmpty, requestId.utf8.count <= 256 else {
+            throw ParseError(.invalidJSON, "X-Parse-Request-Id must be 1 to 256 bytes")
+        }
+        let fingerprint = Fingerprint(request, context: context)
+        if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
+        let ttl = context.config.idempotencyTTLSeconds
+        do {
+            try context.storage.write { db in try Record.claim(fingerprint).insert(requestId, ttl: ttl, in: db) }
+        } catch let error as any DatabaseError where error.isPrimaryKeyViolation {
+            if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
+            throw error
+        }
+        let response: APIResponse
+        do {
+            response = try handle(context)
+        } catch {
+            try? context.storage.write { db in try db.execute("DELETE FROM _idempotency WHERE requestId = ?", [.text(requestId)]) }
+            throw error
+        }
+        // Not recorded (the write failed): repeats keep getting 159, and the function is not run again.
+        try? context.storage.write { db in try Record(fingerprint, response).replace(requestId, in: db) }
+        return response
     }
 
     /// Forgets expired records.
@@ -97,6 +134,18 @@ enum Idempotency {
             location = replayable ? response.headers.first { $0.0 == "Location" }?.1 : nil
         }
 
+        private init(fingerprint: String?, status: Int, body: String?, location: String?) {
+            self.fingerprint = fingerprint
+            self.status = status
+            self.body = body
+            self.location = location
+        }
+
+        /// A claim of a request id before its work is done: no reply, so every repeat meanwhile gets 159.
+        static func claim(_ fingerprint: Fingerprint) -> Record {
+            Record(fingerprint: fingerprint.digest ?? "", status: 0, body: nil, location: nil)
+        }
+
         private init(row: [SQLValue]) {
             fingerprint = row[0].text
             status = Int(row[1].integer ?? 200)
@@ -118,8 +167,18 @@ enum Idempotency {
                 .first.map(Record.init(row:))
         }
 
+        /// Puts the reply into the claim of `requestId` (`claim`), keeping its expiry.
+        func replace(_ requestId: String, in db: any SQLConnection) throws {
+            try db.execute("UPDATE _idempotency SET fingerprint = ?, status = ?, body = ?, location = ? WHERE requestId = ?",
+                           [fingerprint.map(SQLValue.text) ?? .null, .integer(Int64(status)), body.map(SQLValue.text) ?? .null,
+                            location.map(SQLValue.text) ?? .null, .text(requestId)])
+        }
+
         func insert(_ requestId: String, ttl: Int, in db: any SQLConnection) throws {
-            let expiresAt = ParseDate.now().millisecondsSince1970 + Int64(ttl) * 1000
+            let now = ParseDate.now().millisecondsSince1970
+            // An expired record not yet pruned gives its id back.
+            try db.execute("DELETE FROM _idempotency WHERE requestId = ? AND expiresAt <= ?", [.text(requestId), .integer(now)])
+            let expiresAt = now + Int64(ttl) * 1000
             try db.execute(
                 "INSERT INTO _idempotency (requestId, fingerprint, status, body, location, expiresAt) VALUES (?, ?, ?, ?, ?, ?)",
                 [.text(requestId), fingerprint.map(SQLValue.text) ?? .null, .integer(Int64(status)),

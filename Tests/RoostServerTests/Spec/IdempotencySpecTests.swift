@@ -7,9 +7,8 @@ import Testing
 /// sends them. The spec counts runs with an `afterSave` trigger or a Cloud function; here the objects written
 /// and the calls a function webhook received are counted. Parse's spec server records every path
 /// (`functions/.*`, `classes/.*`, `users`, `installations`); Roost records every write and function call.
-/// Cases about Cloud jobs (Roost has none), the Postgres TTL function, option validation and a spied-on
-/// internal error are not carried; nor, for now, function calls, which Roost does not hold to one run per
-/// request id.
+/// Function calls and option validation are in `IdempotencyRESTSpecTests`. Cases about Cloud jobs (Roost has
+/// none), the Postgres TTL function and a spied-on internal error are not carried.
 @Suite struct IdempotencySpecTests {
     private let requestId = ["X-Parse-Request-Id": "abc-123"]
 

@@ -4,8 +4,8 @@ import Testing
 
 /// Parse Server's spec/RestQuery.spec.js over REST. The spec calls `rest.find` with no user ("nobody"); here that
 /// is a request without a session. Cases that write `_User` rows with legacy credentials straight into MongoDB,
-/// or exercise `RestQuery.each` and Cloud Code triggers, are not carried; nor, for now, "query internal field":
-/// Roost refuses `_perishable_token` and the other internal `_User` fields in a query even with the master key.
+/// or exercise `RestQuery.each` and Cloud Code triggers, are not carried; "query internal field" is in
+/// `RestQueryRESTSpecTests`.
 @Suite struct RestQuerySpecTests {
     // spec: RestQuery.spec.js: basic query
     // spec: RestQuery.spec.js: query with limit

@@ -40,6 +40,7 @@ import Testing
 
     // spec: ParseRole.spec.js: Do a bunch of basic role testing
     // spec: ParseRole.spec.js: should recursively load roles
+    // spec: ParseRole.spec.js: should recursively load roles without config
     // spec: ParseRole.spec.js: should not recursively load the same role multiple times
     // spec: ParseRole.spec.js: Should properly resolve roles
     @Test func membershipAndInheritance() async throws {

@@ -396,6 +396,9 @@ public final class RoostServer: @unchecked Sendable {
             if let entry { storage.sessions.store(entry, for: digest, generation: generation) }
         }
         guard let entry else { throw ParseError(.invalidSessionToken, "Invalid session token") }
+        // A user whose id reads as a role's would hold that role in every ACL check (`aclSubjects`). No sign-up makes
+        // one, but an edited import could: refused as Parse's `getAuthForSessionToken` refuses it.
+        guard !entry.userId.hasPrefix("role:") else { throw ParseError(.internalServerError, "Invalid object ID.") }
         guard entry.expiresAt > ParseDate.now().millisecondsSince1970 else {
             throw ParseError(.invalidSessionToken, "Session token is expired.")
         }

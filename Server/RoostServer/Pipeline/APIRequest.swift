@@ -26,14 +26,89 @@ struct APIRequest {
     }
 
     /// Query parameters merged from the body and the URL (each URL value JSON-decoded when it parses,
-    /// else kept as a string), as Parse reads them; the URL wins.
+    /// else kept as a string), as Parse reads them; the URL wins. A name in brackets, `where[name][$regex]=x`, is
+    /// nested as Express's query parser nests it (`BracketParameters`).
     func parameters() throws -> [String: JSON] {
         var result: [String: JSON] = [:]
         if case .object(let members)? = body { result = members }
+        var bracketed: [(String, String)] = []
         for (key, text) in query {
-            result[key] = (try? JSONParser.parse(text)) ?? .string(text)
+            if BracketParameters.isBracketed(key) {
+                bracketed.append((key, text))
+            } else {
+                result[key] = (try? JSONParser.parse(text)) ?? .string(text)
+            }
         }
+        if !bracketed.isEmpty { BracketParameters.merge(bracketed.sorted { $0.0 < $1.0 }, into: &result) }
         return result
+    }
+}
+
+/// URL parameters in the bracket notation of Express's query parser (`qs`), which Parse reads: `a[b][c]=x` is
+/// `{"a": {"b": {"c": "x"}}}`, `a[]=x&a[]=y` and `a[0]=x&a[1]=y` are arrays; the values stay strings, as `qs`
+/// leaves them. At most 5 levels, as `qs`'s default depth (deeper brackets stay part of the last key).
+enum BracketParameters {
+    static func isBracketed(_ key: String) -> Bool {
+        guard let open = key.firstIndex(of: "["), open != key.startIndex else { return false }
+        return key.hasSuffix("]")
+    }
+
+    static func merge(_ parameters: [(String, String)], into result: inout [String: JSON]) {
+        var roots = Set<String>()
+        for (key, value) in parameters {
+            let path = self.path(key)
+            guard let root = path.first else { continue }
+            result[root] = inserting(.string(value), at: path.dropFirst(), into: result[root])
+            roots.insert(root)
+        }
+        for root in roots { result[root] = result[root].map(arraysFromIndexes) }
+    }
+
+    /// `a[b][c]` → `["a", "b", "c"]`; `a[]` → `["a", ""]`.
+    private static func path(_ key: String) -> [String] {
+        var parts: [String] = []
+        var rest = Substring(key)
+        guard let open = rest.firstIndex(of: "[") else { return [key] }
+        parts.append(String(rest[..<open]))
+        rest = rest[open...]
+        while parts.count <= 5, rest.first == "[", let close = rest.firstIndex(of: "]") {
+            parts.append(String(rest[rest.index(after: rest.startIndex)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        if !rest.isEmpty, let last = parts.popLast() { parts.append(last + rest) }
+        return parts
+    }
+
+    private static func inserting(_ value: JSON, at path: ArraySlice<String>, into existing: JSON?) -> JSON {
+        guard let key = path.first else { return value }
+        if key.isEmpty {  // `a[]`: appended.
+            guard case .array(var elements)? = existing else { return .array([inserting(value, at: path.dropFirst(), into: nil)]) }
+            elements.append(inserting(value, at: path.dropFirst(), into: nil))
+            return .array(elements)
+        }
+        guard case .object(var members)? = existing else {
+            return .object([key: inserting(value, at: path.dropFirst(), into: nil)])
+        }
+        members[key] = inserting(value, at: path.dropFirst(), into: members[key])
+        return .object(members)
+    }
+
+    /// An object whose keys are exactly 0..<n (n ≤ 20, `qs`'s array limit) becomes an array, at any depth.
+    private static func arraysFromIndexes(_ value: JSON) -> JSON {
+        switch value {
+        case .object(let members):
+            let converted = members.mapValues(arraysFromIndexes)
+            let indexes = converted.keys.compactMap { Int($0) }.sorted()
+            if !indexes.isEmpty, indexes.count == converted.count, indexes.count <= 20, indexes == Array(0..<indexes.count),
+                converted.keys.allSatisfy({ String(Int($0)!) == $0 }) {
+                return .array(indexes.map { converted[String($0)]! })
+            }
+            return .object(converted)
+        case .array(let elements):
+            return .array(elements.map(arraysFromIndexes))
+        default:
+            return value
+        }
     }
 }
 

@@ -420,7 +420,7 @@ public final class RoostServer: @unchecked Sendable {
         }
         try ReadOnlyMasterKey.check(method: request.method, segments: request.segments, context: context)
         if let body = request.body, KeywordDenylist.scans(method: request.method, segments: request.segments) {
-            try KeywordDenylist.check(body)
+            try KeywordDenylist.check(body, custom: config.requestKeywordDenylist)
         }
         return try handler(request, context, parameters)
     }

@@ -88,6 +88,8 @@ public struct ServerConfig: Sendable {
     public var fileExtensions = FileExtensionPolicy.defaultPatterns
     /// Who may upload files without the master key (Parse's `fileUpload.enableForPublic`, `enableForAnonymousUser`
     /// and `enableForAuthenticatedUser`): by default registered users only.
+    /// Parse's `requestKeywordDenylist`, replacing its default list (`KeywordDenylist`); nil for the default.
+    public var requestKeywordDenylist: [KeywordDenylist.Entry]?
     public var fileUploadsForPublic = false
     public var fileUploadsForAnonymousUsers = false
     public var fileUploadsForAuthenticatedUsers = true

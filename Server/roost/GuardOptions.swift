@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RoostCore
 import RoostServer
 
 /// The flags that guard an app's data and its server, after Parse Server's options of the same job:
@@ -24,6 +25,8 @@ struct GuardOptions: ParsableArguments {
     var securityCheckLog: Bool?
     @Option(help: "A JSON file of class schemas applied at start, as Parse's schema option: {\"definitions\": [{\"className\": \"Game\", \"fields\": {...}, \"indexes\": {...}, \"classLevelPermissions\": {...}}], \"lockSchemas\": true} (env ROOST_SCHEMA, default none).")
     var schema: String?
+    @Option(help: "Keys and values refused in request data (105), replacing Parse's default list, as Parse's requestKeywordDenylist: a JSON array such as [{\"key\": \"^secret\"}, {\"key\": \"code\", \"value\": \"eval\\\\(\"}], strings as regular expressions (env ROOST_REQUEST_KEYWORD_DENYLIST, default _bsontype with Code, constructor, __proto__).")
+    var requestKeywordDenylist: String?
     @Option(help: "Requests per time window per client, by path, as Parse's rateLimit: a JSON object or array such as [{\"requestPath\": \"/classes/*\", \"requestTimeWindow\": 60000, \"requestCount\": 100}]; over it, 429 (env ROOST_RATE_LIMIT, default none).")
     var rateLimit: String?
 
@@ -36,6 +39,17 @@ struct GuardOptions: ParsableArguments {
             } catch let error as AddressRange.InvalidEntry {
                 let source = maintenanceKeyIps != nil ? "--maintenance-key-ips" : Settings.variable(for: "maintenance-key-ips")
                 throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
+            }
+        }
+        if let text = settings.string(requestKeywordDenylist, "request-keyword-denylist") {
+            let source = requestKeywordDenylist != nil ? "--request-keyword-denylist" : Settings.variable(for: "request-keyword-denylist")
+            guard case .array(let entries)? = try? JSONParser.parse(text) else {
+                throw ValidationError("invalid \(source): requestKeywordDenylist must be an array (a JSON array)")
+            }
+            do {
+                config.requestKeywordDenylist = try entries.map(KeywordDenylist.Entry.init)
+            } catch {
+                throw ValidationError("invalid \(source): \(error)")
             }
         }
         if let value = try settings.boolean(enableAnonymousUsers, "enable-anonymous-users") { config.enableAnonymousUsers = value }

@@ -21,4 +21,20 @@ import Testing
         #expect(throws: ParseError.self) { try KeywordDenylist.check(["list": [["_bsontype": "aCode"]]]) }
         try KeywordDenylist.check(["_bsontype": "Binary", "proto": 1, "construct": "constructor"])
     }
+
+    /// `--request-keyword-denylist`: strings are unanchored patterns, other values compared whole; an entry with
+    /// neither a key nor a value matches nothing; the list replaces the default one.
+    @Test func aCustomListMatchesPatternsAtAnyDepth() throws {
+        let list = try [["key": "^sec"], ["value": "ev[a]l\\("], ["key": "n", "value": 5], "bare"].map { try KeywordDenylist.Entry($0) }
+        func refusal(_ data: JSON) -> String? {
+            do { try KeywordDenylist.check(data, custom: list) } catch let error as ParseError { return error.message } catch { return nil }
+            return nil
+        }
+        #expect(refusal(["a": [["secret": 1]]]) == #"Prohibited keyword in request data: {"key":"^sec"}."#)
+        #expect(refusal(["asecret": 1]) == nil)
+        #expect(refusal(["code": ["x": "1; eval(2)"]]) == #"Prohibited keyword in request data: {"value":"ev[a]l\\("}."#)
+        #expect(refusal(["n": 5]) == #"Prohibited keyword in request data: {"key":"n","value":5}."#)
+        #expect(refusal(["n": "5", "bare": "bare", "constructor": 1]) == nil)
+        #expect(throws: KeywordDenylist.Entry.InvalidPattern.self) { try KeywordDenylist.Entry(["key": "a("]) }
+    }
 }

@@ -59,7 +59,7 @@ extension RoostServer {
         guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
         guard FileStore.isValidName(name) else { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
         guard !bytes.isEmpty else { throw ParseError(.fileSaveError, "Invalid file upload.") }
-        for part in ["metadata", "tags"] { if let data = fileData?[part] { try KeywordDenylist.check(data) } }
+        for part in ["metadata", "tags"] { if let data = fileData?[part] { try KeywordDenylist.check(data, custom: config.requestKeywordDenylist) } }
         let storedName = FileStore.name(name, withExtensionFor: contentType)
         if !isMaster { try fileExtensions.check(name: name, contentType: contentType, storedName: storedName) }
         let stored = try files.save(bytes, name: storedName)

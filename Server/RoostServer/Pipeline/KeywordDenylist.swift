@@ -5,7 +5,7 @@ import RoostCore
 /// unanchored match), or `_bsontype` with a value holding `Code`, are refused with 105. In JavaScript they pollute
 /// prototypes or run code through the MongoDB driver; roost is immune, but a Parse client expects the refusal and the
 /// data it refuses would break a move back to Parse Server.
-enum KeywordDenylist {
+public enum KeywordDenylist {
     private struct Keyword {
         let key: String
         let value: String?
@@ -17,12 +17,81 @@ enum KeywordDenylist {
     private static let keywords = [Keyword(key: "_bsontype", value: "Code"), Keyword(key: "constructor", value: nil),
                                    Keyword(key: "__proto__", value: nil)]
 
+    /// - Parameter custom: `--request-keyword-denylist`, which replaces the default list (`ServerConfig`).
     /// - Throws: `ParseError` 105 `Prohibited keyword in request data: {"key":"constructor"}.` for the first keyword found.
-    static func check(_ data: JSON) throws {
+    static func check(_ data: JSON, custom: [Entry]? = nil) throws {
+        if let custom {
+            if let entry = custom.first(where: { $0.isFound(in: data) }) {
+                throw ParseError(.invalidKeyName, "Prohibited keyword in request data: \(entry.description).")
+            }
+            return
+        }
         var found = Set<Int>()  // Indexes into `keywords`, gathered in one walk of the data (every write comes here).
         collect(in: data, into: &found)
         if let first = found.min() {
             throw ParseError(.invalidKeyName, "Prohibited keyword in request data: \(keywords[first].description).")
+        }
+    }
+
+    /// An entry of Parse's `requestKeywordDenylist` (`--request-keyword-denylist`): a `key`, a `value` or both; a
+    /// string is an unanchored regular expression (PCRE2, as Parse's JavaScript `RegExp` reads the usual ones),
+    /// anything else is matched by equality. Another JSON value (Parse accepts a bare string) matches nothing here.
+    public struct Entry: Sendable {
+        let key: JSON?
+        let value: JSON?
+        /// `JSON.stringify` of the entry, as Parse's message names it.
+        let description: String
+
+        /// - Throws: `InvalidPattern` for a string PCRE2 refuses.
+        public init(_ json: JSON) throws {
+            description = json.jsonText
+            guard case .object(let members) = json else {
+                key = nil
+                value = nil
+                return
+            }
+            key = members["key"]
+            value = members["value"]
+            for case .string(let pattern)? in [key, value] {
+                if let refusal = CompiledRegex.refusal(of: pattern) { throw InvalidPattern(pattern: pattern, reason: refusal) }
+            }
+        }
+
+        public struct InvalidPattern: Error, CustomStringConvertible {
+            public let pattern: String
+            public let reason: String
+            public var description: String { "invalid regular expression \(pattern): \(reason)" }
+        }
+
+        /// Parse's `Utils.objectContainsKeyValue`, over every member at every depth (Parse's stops at the first nested
+        /// object it meets). The patterns are compiled per check: a list is short, and a compiled pattern's match
+        /// data cannot be shared between threads.
+        func isFound(in data: JSON) -> Bool {
+            guard key != nil || value != nil else { return false }
+            let keyPattern = key?.stringValue.flatMap { CompiledRegex(pattern: $0, options: "") }
+            let valuePattern = value?.stringValue.flatMap { CompiledRegex(pattern: $0, options: "") }
+            func matches(_ candidate: JSON, _ expected: JSON?, _ pattern: CompiledRegex?) -> Bool {
+                if let pattern, case .string(var text) = candidate {
+                    return text.withUTF8 { pattern.matches($0) } == .match
+                }
+                return candidate == expected
+            }
+            func search(_ json: JSON) -> Bool {
+                let members: [(String, JSON)]
+                switch json {
+                case .object(let object): members = object.map { ($0.key, $0.value) }
+                case .array(let elements): members = elements.enumerated().map { (String($0.offset), $0.element) }
+                default: return false
+                }
+                for (name, member) in members {
+                    let keyMatches = key == nil || matches(.string(name), key, keyPattern)
+                    let valueMatches = value == nil || matches(member, value, valuePattern)
+                    if keyMatches && valueMatches { return true }
+                    if search(member) { return true }
+                }
+                return false
+            }
+            return search(data)
         }
     }
 

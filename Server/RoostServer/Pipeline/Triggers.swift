@@ -46,7 +46,7 @@ struct Triggers {
         guard let url = urls["beforeSave"] else { return nil }
         let answer = try call(url, "beforeSave", object, original: original)
         guard case .object(var fields) = answer else { return nil }
-        try KeywordDenylist.check(answer)  // What the webhook answers is saved as the client's data would be.
+        try KeywordDenylist.check(answer, custom: context.config.requestKeywordDenylist)  // What the webhook answers is saved as the client's data would be.
         for key in ["objectId", "createdAt", "updatedAt", "className"] { fields.removeValue(forKey: key) }
         // Relation fields come back as their markers; the pairs are changed by operations only.
         fields = fields.filter { $0.value["__type"] != "Relation" }

@@ -8,10 +8,19 @@ import Testing
 ///   straight into the database. Here `roost import` loads one from an edited export, as a crafted or corrupted
 ///   export would; its session must then be refused as Parse refuses it (500, code 1 "Invalid object ID."), or it
 ///   would hold the role `<name>`'s read and write access. SQLite only (an import into a data directory).
-/// - The custom `requestKeywordDenylist` cases are not carried: Roost's list is Parse's default, fixed.
+/// - The custom `requestKeywordDenylist` cases start the server with `--request-keyword-denylist <JSON array>`
+///   (Parse's option, whole, replacing the default list); a string is matched as an unanchored regular expression.
 /// - "sanitizes the regex correctly to prevent Injection" sends `where` in Express's bracket notation
 ///   (`where[username][$regex]=...`), which Parse's query-string parser (`qs`) turns into the `where` object.
 @Suite struct VulnerabilitiesRESTSpecTests {
+    private func refused(_ keyword: String) -> String { "Prohibited keyword in request data: \(keyword)." }
+
+    /// A server with Parse's `requestKeywordDenylist` set to `denylist`.
+    private func server(denylist: JSON) throws -> TestServer {
+        try TestServer(arguments: ["--request-keyword-denylist", denylist.jsonText])
+    }
+
+
     // spec: vulnerabilities.spec.js: refuses session token of user with poisoned object ID
     @Test func aSessionOfAUserWithARoleLikeObjectIdIsRefused() async throws {
         let source = try TestServer(arguments: fastHashing, onPostgres: false)
@@ -35,6 +44,45 @@ import Testing
         let served = try await copy.query("_User", token: innocent.token)
         #expect(served.status == 200, "\(served.text)")
     }
+
+    // spec: vulnerabilities.spec.js: denies write request with custom denylist of key/value
+    // spec: vulnerabilities.spec.js: denies write request with custom denylist of nested key/value
+    // spec: vulnerabilities.spec.js: denies write request with custom denylist of key/value in array
+    @Test func aCustomKeyValueEntryIsMatchedAsPatternsAtAnyDepth() async throws {
+        let s = try server(denylist: [["key": "a[K]ey", "value": "aValue[123]*"]])
+        let entry = #"{"key":"a[K]ey","value":"aValue[123]*"}"#
+        let data: JSON = ["aKey": "aValue321", "code": "delete Object.prototype.evalFunctions"]
+        for body: JSON in [["obj": data], ["obj": ["nested": data]], ["obj": [data]]] {
+            expectError(try await s.request("POST", "/classes/RCE", json: body, headers: ["X-Parse-REST-API-Key": "rest"]), 105, refused(entry))
+        }
+        // The list replaces Parse's default one.
+        #expect(try await s.request("POST", "/classes/RCE", json: ["obj": ["constructor": 1]]).status == 201)
+    }
+
+    // spec: vulnerabilities.spec.js: denies write request with custom denylist of key
+    @Test func aCustomKeyEntryIsMatchedAsAPattern() async throws {
+        let s = try server(denylist: [["key": "a[K]ey"]])
+        let body: JSON = ["obj": ["aKey": "aValue321", "code": "delete Object.prototype.evalFunctions"]]
+        expectError(try await s.request("POST", "/classes/RCE", json: body), 105, refused(#"{"key":"a[K]ey"}"#))
+    }
+
+    // spec: vulnerabilities.spec.js: denies write request with custom denylist of value
+    @Test func aCustomValueEntryIsMatchedAsAPattern() async throws {
+        let s = try server(denylist: [["value": "aValue[123]*"]])
+        let body: JSON = ["obj": ["aKey": "aValue321", "code": "delete Object.prototype.evalFunctions"]]
+        expectError(try await s.request("POST", "/classes/RCE", json: body), 105, refused(#"{"value":"aValue[123]*"}"#))
+    }
+
+    // spec: vulnerabilities.spec.js: ignores write request that contains only fraction of denied keyword
+    /// (`VulnerabilitiesSpecTests` does the same writes under the default list.)
+    @Test func aKeyPathIsNotMatchedAsItsJoinedLetters() async throws {
+        let s = try server(denylist: [["key": "abc"]])
+        let id = try await s.create("TestObject", ["a": ["b": ["c": 0]]])
+        let incremented = try await s.request("PUT", "/classes/TestObject/\(id)", json: ["a.b.c": ["__op": "Increment", "amount": 1]])
+        #expect(incremented.status == 200, "\(incremented.text)")
+        #expect(try await s.fetch("TestObject", id)["a"] == ["b": ["c": 1]])
+    }
+
 
     // spec: vulnerabilities.spec.js: sanitizes the regex correctly to prevent Injection
     @Test func aBracketNotationRegexIsAQueryLikeAnother() async throws {

@@ -27,11 +27,8 @@ enum Idempotency {
     /// Runs `handle` unless `requestId` already has a record, which answers instead.
     static func run(_ requestId: String, request: APIRequest, context: RequestContext,
                     handle: (RequestContext) throws -> APIResponse) throws -> APIResponse {
-        guard !requestId.isEmpty, requestId.utf8.count <= 256 else {
-            throw ParseError(.invalidJSON, "X-Parse-Request-Id must be 1 to 256 bytes")
-        }
-        let fingerprint = Fingerprint(request, context: context)
-        if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
+        let fingerprint = try Fingerprint(checking: requestId, request, context: context)
+        if let recorded = try recordedAnswer(requestId, fingerprint, context) { return recorded }
         do {
             // `after` webhooks wait for the commit (a batch's, when inside one).
             func attempt(_ db: any SQLConnection) throws -> APIResponse {
@@ -47,7 +44,7 @@ enum Idempotency {
             return context.transaction == nil ? try response.committed() : response
         } catch let error as any DatabaseError where error.isPrimaryKeyViolation {
             // A twin of this request committed first (its write is the one kept): answer as it would a repeat.
-            if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
+            if let recorded = try recordedAnswer(requestId, fingerprint, context) { return recorded }
             throw error
         }
     }
@@ -59,16 +56,13 @@ enum Idempotency {
     /// until the record expires, and the webhook is not called twice.
     static func runClaimed(_ requestId: String, request: APIRequest, context: RequestContext,
                            handle: (RequestContext) throws -> APIResponse) throws -> APIResponse {
-        guard !requestId.isEmpty, requestId.utf8.count <= 256 else {
-            throw ParseError(.invalidJSON, "X-Parse-Request-Id must be 1 to 256 bytes")
-        }
-        let fingerprint = Fingerprint(request, context: context)
-        if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
+        let fingerprint = try Fingerprint(checking: requestId, request, context: context)
+        if let recorded = try recordedAnswer(requestId, fingerprint, context) { return recorded }
         let ttl = context.config.idempotencyTTLSeconds
         do {
             try context.storage.write { db in try Record.claim(fingerprint).insert(requestId, ttl: ttl, in: db) }
         } catch let error as any DatabaseError where error.isPrimaryKeyViolation {
-            if let recorded = try context.read({ db in try Record.find(requestId, in: db) }) { return try recorded.answer(fingerprint) }
+            if let recorded = try recordedAnswer(requestId, fingerprint, context) { return recorded }
             throw error
         }
         let response: APIResponse
@@ -83,6 +77,11 @@ enum Idempotency {
         return response
     }
 
+    /// What the record of `requestId` answers this request, if there is one (a replay, or 159).
+    private static func recordedAnswer(_ requestId: String, _ fingerprint: Fingerprint, _ context: RequestContext) throws -> APIResponse? {
+        try context.read { db in try Record.find(requestId, in: db) }.map { try $0.answer(fingerprint) }
+    }
+
     /// Forgets expired records.
     static func prune(in db: any SQLConnection) throws {
         try db.execute("DELETE FROM _idempotency WHERE expiresAt <= ?", [.integer(ParseDate.now().millisecondsSince1970)])
@@ -95,6 +94,14 @@ enum Idempotency {
     /// client re-encoding its body after a restart still matches). `nil` when the request carries a password.
     struct Fingerprint {
         let digest: String?
+
+        /// - Throws: `ParseError` 107 for a request id that is empty or over 256 bytes.
+        init(checking requestId: String, _ request: APIRequest, context: RequestContext) throws {
+            guard !requestId.isEmpty, requestId.utf8.count <= 256 else {
+                throw ParseError(.invalidJSON, "X-Parse-Request-Id must be 1 to 256 bytes")
+            }
+            self.init(request, context: context)
+        }
 
         init(_ request: APIRequest, context: RequestContext) {
             guard !(request.body.map(Self.carriesPassword) ?? false) else {

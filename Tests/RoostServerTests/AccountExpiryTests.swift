@@ -58,7 +58,7 @@ import Testing
         _ = try await api.logIn("username4", "correct password")
     }
 
-    // spec: EmailVerificationToken.spec.js: show the invalid verification link page, if the user clicks on the email verify link after the email verify token expires
+    // spec: EmailVerificationToken.spec.js: show the invalid verification link page, if the user clicks on the verify email link after the email verify token expires
     // spec: EmailVerificationToken.spec.js: emailVerified should set to false, if the user does not verify their email before the email verify token expires
     @Test func verificationLinkExpires() async throws {
         let accounts = try AccountServer(["--verify-user-emails", "--email-verify-token-validity", "1"])

@@ -39,12 +39,16 @@ enum AccountTokens {
 
     /// The user a token belongs to, if it is of this purpose and that user's name is `username` (Parse's
     /// links carry both, and its lookup needs both to match).
-    static func find(_ token: String, _ purpose: Purpose, username: String, in db: some SQLQuerying) throws -> Lookup {
+    /// - Parameter expiring: a token issued without an expiry counts as expired (a verification link mailed before
+    ///   `--email-verify-token-validity` was set: Parse's query asks for an expiry in the future).
+    static func find(_ token: String, _ purpose: Purpose, username: String, expiring: Bool = false,
+                     in db: some SQLQuerying) throws -> Lookup {
         guard let row = try db.fetchRows("SELECT userId, expiresAt FROM _account_token WHERE tokenHash = ? AND purpose = ?",
                                          [.text(SHA256.hex(Array(token.utf8))), .text(purpose.rawValue)], cacheable: true).first,
             let userId = row[0].text, try UserStore.fetch(userId, in: db)?.fields["username"]?.stringValue == username
         else { return .unknown }
         if let expiresAt = row[1].integer, expiresAt < ParseDate.now().millisecondsSince1970 { return .expired(userId: userId) }
+        if expiring, row[1].integer == nil { return .expired(userId: userId) }
         return .valid(userId: userId)
     }
 

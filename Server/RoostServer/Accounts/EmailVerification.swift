@@ -30,7 +30,8 @@ enum EmailVerification {
                 var user = try UserStore.find(exactUsername: username, schema: schema, in: db)?.decoded()
             else { return false }
             if user.fields["emailVerified"] == .bool(true) { return true }
-            guard case .valid(let userId) = try AccountTokens.find(token, .verifyEmail, username: username, in: db),
+            let expiring = context.config.mail.emailVerifyTokenValidityDuration != nil
+            guard case .valid(let userId) = try AccountTokens.find(token, .verifyEmail, username: username, expiring: expiring, in: db),
                 userId == user.objectId
             else { return false }
             user.fields["emailVerified"] = .bool(true)

@@ -33,14 +33,7 @@ struct GuardOptions: ParsableArguments {
     func apply(to config: inout ServerConfig, _ settings: Settings) throws {
         config.readOnlyMasterKey = settings.string(readOnlyMasterKey, "read-only-master-key").flatMap { $0.isEmpty ? nil : $0 }
         config.maintenanceKey = settings.string(maintenanceKey, "maintenance-key").flatMap { $0.isEmpty ? nil : $0 }
-        if let value = settings.string(maintenanceKeyIps, "maintenance-key-ips") {
-            do {
-                config.maintenanceKeyIPs = try AddressRange.list(value)
-            } catch let error as AddressRange.InvalidEntry {
-                let source = maintenanceKeyIps != nil ? "--maintenance-key-ips" : Settings.variable(for: "maintenance-key-ips")
-                throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
-            }
-        }
+        if let ranges = try settings.addressRanges(maintenanceKeyIps, "maintenance-key-ips") { config.maintenanceKeyIPs = ranges }
         if let text = settings.string(requestKeywordDenylist, "request-keyword-denylist") {
             let source = requestKeywordDenylist != nil ? "--request-keyword-denylist" : Settings.variable(for: "request-keyword-denylist")
             guard case .array(let entries)? = try? JSONParser.parse(text) else {

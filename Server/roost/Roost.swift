@@ -128,14 +128,7 @@ struct Serve: ParsableCommand {
         config.webhookKey = settings.string(webhookKey, "webhook-key")
         if let value = try settings.integer(maxBody, "max-body", in: 0...Int.max) { config.maxBodyBytes = value }
         if let value = try settings.boolean(allowClientClassCreation, "allow-client-class-creation") { config.allowClientClassCreation = value }
-        if let value = settings.string(masterKeyIps, "master-key-ips") {
-            do {
-                config.masterKeyIPs = try AddressRange.list(value)
-            } catch let error as AddressRange.InvalidEntry {
-                let source = masterKeyIps != nil ? "--master-key-ips" : Settings.variable(for: "master-key-ips")
-                throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
-            }
-        }
+        if let ranges = try settings.addressRanges(masterKeyIps, "master-key-ips") { config.masterKeyIPs = ranges }
         if let value = try settings.integer(threads, "threads", in: 1...1024) { config.threads = value }
         if let value = try settings.boolean(pinThreads, "pin-threads") { config.pinThreads = value }
         if let value = try settings.integer(maxLimit, "max-limit", in: positive) { config.maxLimit = value }

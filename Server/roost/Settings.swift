@@ -1,4 +1,5 @@
 import ArgumentParser
+import RoostServer
 
 /// A flag's value, else its `ROOST_*` environment variable's, checked: an error names the flag or the
 /// variable the bad value came from. Variables are named after their flag: `--pin-threads` ↔ `ROOST_PIN_THREADS`.
@@ -9,6 +10,17 @@ struct Settings {
 
     func string(_ flag: String?, _ name: String) -> String? {
         flag ?? environment[Settings.variable(for: name)]
+    }
+
+    /// Comma-separated addresses and CIDR ranges (`--master-key-ips`, `--maintenance-key-ips`).
+    func addressRanges(_ flag: String?, _ name: String) throws -> [AddressRange]? {
+        guard let value = string(flag, name) else { return nil }
+        do {
+            return try AddressRange.list(value)
+        } catch let error as AddressRange.InvalidEntry {
+            let source = flag != nil ? "--\(name)" : Settings.variable(for: name)
+            throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
+        }
     }
 
     /// A switch (`--name`, `--no-name`), or its variable set to true/false, 1/0, yes/no or on/off.

@@ -11,6 +11,18 @@ import Testing
 @Suite struct AccountRESTSpecTests {
     private let appId = TestServer.applicationId
 
+    /// A user "user" (email test@example.com) signed up without verification, then the server restarted on the same
+    /// data with verification on and log-ins and sign-ups waiting for it (Parse's functions answering true).
+    private static func userMadeBeforeVerification() async throws -> (first: AccountServer, second: AccountServer) {
+        let first = try AccountServer()
+        _ = try await first.api.signUp("user", "pass", ["email": "test@example.com"])
+        first.api.server.stop()
+        let second = try AccountServer(["--verify-user-emails", "--prevent-login-with-unverified-email",
+                                        "--prevent-signup-with-unverified-email"], sink: first.sink,
+                                       dataDirectory: first.api.server.dataDirectory)
+        return (first, second)
+    }
+
     // MARK: PasswordPolicy.spec.js
 
     // spec: PasswordPolicy.spec.js: should show the reset password page if the user clicks on the password reset link before the token expires
@@ -132,12 +144,8 @@ import Testing
     /// verificationEmailRequest" (not counted: what it checks, the arguments Parse gives its function, is not seen
     /// over REST): a user made before verification was turned on asks for the mail.
     @Test func verificationRequestForAUserMadeBeforeVerification() async throws {
-        let first = try AccountServer()
-        _ = try await first.api.signUp("user", "pass", ["email": "test@example.com"])
-        first.api.server.stop()
-        let second = try AccountServer(["--verify-user-emails", "--prevent-login-with-unverified-email",
-                                        "--prevent-signup-with-unverified-email"], sink: first.sink,
-                                       dataDirectory: first.api.server.dataDirectory)
+        let (first, second) = try await Self.userMadeBeforeVerification()
+        defer { withExtendedLifetime(first) {} }  // Its data directory, removed with it, is the second server's.
         let asked = try await second.api.send("POST", "/verificationEmailRequest", json: ["email": "test@example.com"])
         #expect(asked.status == 200 && asked.text == "{}")
         let mail = try #require(try await second.sink.waitForMails(1).first)
@@ -185,12 +193,8 @@ import Testing
     /// login" (not counted, as above): a user signed up before verification was turned on has no `emailVerified`,
     /// so is not verified.
     @Test func logInOfAUserMadeBeforeVerification() async throws {
-        let first = try AccountServer()
-        _ = try await first.api.signUp("user", "pass", ["email": "test@example.com"])
-        first.api.server.stop()
-        let second = try AccountServer(["--verify-user-emails", "--prevent-login-with-unverified-email",
-                                        "--prevent-signup-with-unverified-email"], sink: first.sink,
-                                       dataDirectory: first.api.server.dataDirectory)
+        let (first, second) = try await Self.userMadeBeforeVerification()
+        defer { withExtendedLifetime(first) {} }  // Its data directory, removed with it, is the second server's.
         expectError(try await second.api.send("POST", "/login", json: ["username": "user", "password": "pass"]), 205,
                     "User email is not verified.")
     }

@@ -269,7 +269,11 @@ public final class RoostServer: @unchecked Sendable {
         if segments == ["upgradeToRevocableSession"], let token = credentials.sessionToken, !token.hasPrefix("r:") {
             throw ParseError(.invalidSessionToken, "invalid legacy session token")
         }
-        let user = isLogin || isSessionMe ? nil : try credentials.sessionToken.map { try authenticate($0) }
+        // Once the master key (or the read-only or maintenance key) is accepted, Parse checks no session: a bad token
+        // sent beside it (the PHP SDK sends the current user's with every call) is ignored, a good one still names the caller.
+        let user = isLogin || isSessionMe ? nil
+            : isMaster ? credentials.sessionToken.flatMap { try? authenticate($0) }
+            : try credentials.sessionToken.map { try authenticate($0) }
         var context = RequestContext(
             config: config, storage: storage, isMaster: isMaster, user: user, installationId: credentials.installationId,
             requestId: requestId, logger: logger, publicURL: publicURL(request), transaction: nil,

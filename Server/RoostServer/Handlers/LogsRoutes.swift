@@ -55,6 +55,14 @@ enum LogsRoutes {
             }
             if rest.hasPrefix("["), let end = rest.range(of: "] ") { rest = rest[end.upperBound...] }
             fields["message"] = .string(String(rest))
+            // A request's line (`GET /parse/health 200 0.05ms`) also names its `method` and `url`, as the metadata of
+            // Parse's request log entries does (with `verbose`; the PHP SDK's tests read them).
+            let words = rest.split(separator: " ")
+            if words.count == 4, words[1].hasPrefix("/"), words[2].count == 3, Int(words[2]) != nil, words[3].hasSuffix("ms"),
+               words[0].allSatisfy({ $0.isASCII && $0.isUppercase }) {
+                fields["method"] = .string(String(words[0]))
+                fields["url"] = .string(String(words[1]))
+            }
         }
 
         var json: JSON { .object(fields) }

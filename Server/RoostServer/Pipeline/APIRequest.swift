@@ -15,12 +15,14 @@ struct APIRequest {
     /// A batch item's own idempotency key (`"requestId"` in the item), applied like `X-Parse-Request-Id`.
     var requestId: String?
 
-    /// The body as an object; a write needs one.
+    /// The body as an object; a write needs one. An empty array counts as an empty object: PHP's `json_encode` of
+    /// an empty array is `[]` (the PHP SDK saves a new object with no fields so), and Parse reads a body's keys.
     /// - Throws: `ParseError` 107 when the body is missing or not an object.
     func bodyObject() throws -> [String: JSON] {
         switch body {
         case .object(let members)?: return members
         case nil: return [:]
+        case .array(let items)? where items.isEmpty: return [:]
         default: throw ParseError(.invalidJSON, "The request body must be a JSON object.")
         }
     }

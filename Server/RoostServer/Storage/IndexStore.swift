@@ -35,6 +35,8 @@ enum IndexStore {
     /// Applies `indexes` from a schema request: `{"name": {"field": 1 | -1, …}}` adds, `{"name": {"__op": "Delete"}}` drops.
     /// - Throws: `ParseError` 102 for a bad name, a missing or unindexable field, or an existing/missing index.
     static func apply(_ request: JSON, to schema: ClassSchema, in db: any SQLConnection) throws -> ClassSchema {
+        // An empty array is an empty object, as Parse reads its keys (PHP's `json_encode` of an empty array is `[]`).
+        if case .array(let items) = request, items.isEmpty { return schema }
         guard case .object(let entries) = request else { throw ParseError(.invalidQuery, "indexes must be an object") }
         var schema = schema
         var declared = schema.indexes?.objectValue ?? [:]

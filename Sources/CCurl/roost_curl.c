@@ -91,9 +91,10 @@ static size_t collect(char *data, size_t size, size_t count, void *context) {
 }
 
 CURLcode roost_curl_post_json(const char *url, const char *header, const void *body, size_t length, long timeout_ms,
-                              size_t max_reply, char **reply_bytes, size_t *reply_length) {
+                              size_t max_reply, char **reply_bytes, size_t *reply_length, long *status) {
     *reply_bytes = NULL;
     *reply_length = 0;
+    *status = 0;
     if (roost_curl_load()) return CURLE_FAILED_INIT;
     CURL *handle = api.easy_init();
     if (!handle) return CURLE_FAILED_INIT;
@@ -118,6 +119,7 @@ CURLcode roost_curl_post_json(const char *url, const char *header, const void *b
     SET(CURLOPT_TIMEOUT_MS, timeout_ms)
 #undef SET
     if (code == CURLE_OK) code = api.easy_perform(handle);
+    if (code == CURLE_OK) api.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, status);
     api.easy_cleanup(handle);
     api.slist_free_all(headers);
     if (code != CURLE_OK) {

@@ -4,25 +4,47 @@ import Glibc
 #endif
 
 /// A one-route HTTP server on a free port that stands in for a webhook: it records each request
-/// (headers and body) and answers every one with `reply`.
+/// (headers and body) and answers every one with `reply` (status 200 unless said), or with what `respond` makes of it.
 public final class WebhookReceiver: @unchecked Sendable {
     public struct Received: Sendable {
         public let headers: [String: String]
         public let body: Data
     }
 
+    public struct Reply: Sendable {
+        public var status: Int
+        public var body: Data
+
+        public init(status: Int = 200, body: Data) {
+            self.status = status
+            self.body = body
+        }
+    }
+
     public let port: UInt16
     private let listener: Int32
     private let lock = NSLock()
     private var received: [Received] = []
-    private var replyBody: Data
+    private var fixedReply: Reply
+    /// Makes each reply from its request, instead of `fixedReply`; it may call the server back (it runs on a thread of
+    /// the connection's own, off Swift's cooperative pool).
+    private let respond: (@Sendable (Received) async -> Reply)?
     private let gate = NSCondition()
     private var isHolding = false
 
     public var url: String { "http://127.0.0.1:\(port)/hook" }
 
-    public init(reply: String) throws {
-        replyBody = Data(reply.utf8)
+    public convenience init(reply: String) throws {
+        try self.init(fixedReply: Reply(body: Data(reply.utf8)), respond: nil)
+    }
+
+    public convenience init(respond: @escaping @Sendable (Received) async -> Reply) throws {
+        try self.init(fixedReply: Reply(body: Data()), respond: respond)
+    }
+
+    private init(fixedReply: Reply, respond: (@Sendable (Received) async -> Reply)?) throws {
+        self.fixedReply = fixedReply
+        self.respond = respond
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -47,7 +69,7 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     public var requests: [Received] { lock.withLock { received } }
 
-    public func reply(with json: String) { lock.withLock { replyBody = Data(json.utf8) } }
+    public func reply(with text: String, status: Int = 200) { lock.withLock { fixedReply = Reply(status: status, body: Data(text.utf8)) } }
 
     /// Keeps every reply back (a server that has not answered yet) until `releaseReplies()`.
     public func holdReplies() { gate.withLock { isHolding = true } }
@@ -89,14 +111,29 @@ public final class WebhookReceiver: @unchecked Sendable {
             }
             if let end = headerEnd, data.count - end.upperBound >= Int(headers["content-length"] ?? "0") ?? 0 { break }
         }
-        let body = data[headerEnd!.upperBound...]
-        let reply = lock.withLock {
-            received.append(Received(headers: headers, body: Data(body)))
-            return replyBody
+        let request = Received(headers: headers, body: Data(data[headerEnd!.upperBound...]))
+        var reply = lock.withLock {
+            received.append(request)
+            return fixedReply
+        }
+        if let respond {
+            let made = Made(), done = DispatchSemaphore(value: 0)
+            Task {
+                made.reply = await respond(request)
+                done.signal()
+            }
+            done.wait()
+            reply = made.reply
         }
         gate.withLock { while isHolding { gate.wait() } }
-        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(reply.count)\r\nConnection: close\r\n\r\n"
-        let response = Data(head.utf8) + reply
+        let head = "HTTP/1.1 \(reply.status) \(reply.status == 200 ? "OK" : "Status")\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(reply.body.count)\r\nConnection: close\r\n\r\n"
+        let response = Data(head.utf8) + reply.body
         _ = response.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
     }
+}
+
+/// A reply made on another task, handed back to the connection's thread (which waits for it).
+private final class Made: @unchecked Sendable {
+    var reply = WebhookReceiver.Reply(status: 500, body: Data("no reply made".utf8))
 }

@@ -250,7 +250,7 @@ enum ClassRoutes {
         if !isSystemRoute { try ObjectWriter.checkClientClassName(className) }
         let triggers = try Triggers(className, context: context)
         if triggers.has("beforeDelete") {
-            try triggers.beforeDelete(try triggers.current(objectId).wireJSON(excluding: []))
+            try triggers.beforeDelete(try triggers.current(objectId, for: .delete).wireJSON(excluding: []))
         }
         let deleted = try context.write { db -> StoredObject in
             // An object the caller may not write is answered as missing, as Parse does.

@@ -42,7 +42,7 @@ enum HookRoutes {
             return try change(target, try request.bodyObject(), context: context)
         }
         router.add("POST", "functions/:name") { request, context, parameters in
-            try callFunction(parameters["name"], params: try request.bodyObject(), context: context)
+            try callFunction(parameters["name"], params: try functionParameters(request), context: context)
         }
     }
 
@@ -116,15 +116,40 @@ enum HookRoutes {
         guard context.transaction == nil else { throw ParseError(.webhookError, "Webhooks cannot be used inside a batch.") }
     }
 
+    /// The body with the URL's parameters over it, as strings (Parse's `Object.assign({}, req.body, req.query)`; brackets
+    /// nest as Express's parser nests them).
+    private static func functionParameters(_ request: APIRequest) throws -> [String: JSON] {
+        var params = try request.bodyObject()
+        var bracketed: [(String, String)] = []
+        for (key, text) in request.query {
+            if BracketParameters.isBracketed(key) { bracketed.append((key, text)) } else { params[key] = .string(text) }
+        }
+        if !bracketed.isEmpty { BracketParameters.merge(bracketed.sorted { $0.0 < $1.0 }, into: &params) }
+        return params
+    }
+
+    /// What a Cloud Code function's params become on the way to its webhook: Parse decodes a `Date` into a JavaScript
+    /// Date, which `JSON.stringify` writes as its ISO string (Files and the rest keep their JSON form).
+    static func webhookParams(_ value: JSON) -> JSON {
+        switch value {
+        case .object(let members):
+            if members["__type"] == "Date", let iso = members["iso"]?.stringValue { return .string(iso) }
+            return .object(members.mapValues(webhookParams))
+        case .array(let items): return .array(items.map(webhookParams))
+        default: return value
+        }
+    }
+
     private static func callFunction(_ name: String, params: [String: JSON], context: RequestContext) throws -> APIResponse {
         try refuseInBatch(context)
         guard let hook = try context.read({ try HookStore.hook(.function(name), in: $0) }) else {
             throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"")
         }
         var request = try Webhook.caller(context)
-        request["params"] = .object(params)
+        request["params"] = webhookParams(.object(params))
         request["functionName"] = .string(name)
-        let result = try Webhook(url: hook.url, key: context.config.webhookKey).call(.object(request))
+        // No `success` (undefined to Parse's FunctionsRouter) answers no `result`.
+        guard let result = try Webhook(url: hook.url, key: context.config.webhookKey).call(.object(request)) else { return APIResponse(body: [:]) }
         return APIResponse(body: ["result": result])
     }
 

@@ -24,7 +24,7 @@ enum AppStore {
     static func verify(_ receipt: JSON, at url: String) -> Int? {
         let body = JSON.object(["receipt-data": receipt]).encoded()
         guard let reply = JSONPost.post(Array(body), to: url, header: nil, within: timeout, maxReplyBytes: 1 << 20),
-            let answer = try? JSONParser.parse(reply) else { return nil }
+            let answer = try? JSONParser.parse(reply.body) else { return nil }
         switch answer["status"] {
         case .number(let number)?: return number.isFinite && abs(number) < 1e9 ? Int(number) : nil
         case .string(let text)?: return Int(text.prefix { $0.isNumber || $0 == "-" })

@@ -23,9 +23,12 @@ enum ObjectWriter {
         var body = body
         var changedByTrigger: [String] = []
         if triggers.has("beforeSave") {
+            // Parse checks the create's permissions before it calls the hook: a caller they refuse never reaches it.
+            _ = try context.read { db in try ClassPermissions.check(.create, try SchemaStore.load(className, in: db), context: context) }
             let requested = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
             var preview = try apply(requested.operations, to: nil)
             if let acl = requested.acl { preview["ACL"] = acl }
+            if let objectId = requested.objectId { preview["objectId"] = .string(objectId) }  // A client-chosen id is shown to the hook.
             if var replaced = try triggers.beforeSave(.object(preview), original: nil, body: body) {
                 changedByTrigger = replaced.keys.filter { replaced[$0] != body[$0] }
                 if let objectId = body["objectId"] { replaced["objectId"] = objectId }  // A client-chosen id stays.
@@ -54,16 +57,30 @@ enum ObjectWriter {
         }
         triggers.afterSave(object.wireJSON(excluding: []), original: nil)
         var response: [String: JSON] = ["objectId": .string(object.objectId), "createdAt": .string(object.createdAt.iso)]
+        echoResults(of: changes, object, into: &response)  // Parse's `_sanitizeDatabaseResult`, on a create too.
         echo(changedByTrigger + defaulted, of: object, into: &response)  // Parse answers a default as a trigger's change.
         return APIResponse(
             status: 201, body: .object(response),
             headers: [("Location", "\(context.publicURL)/classes/\(className)/\(object.objectId)")])
     }
 
-    /// Parse answers the fields a `beforeSave` webhook changed with their saved values.
+    /// The results of `Increment`/`Add`/`AddUnique`/`Remove`, as Parse answers them.
+    private static func echoResults(of changes: Changes, _ object: StoredObject, into response: inout [String: JSON]) {
+        for (key, operation) in changes.operations where operation.echoesResult {
+            if nestedFieldName(key) != nil {
+                // `a.b` answers `{"a": {"b": …}}` (Parse's `_expandResultOnKeyPath`).
+                response = expanded(response, path: key.split(separator: ".").map(String.init)[...], from: .object(object.fields))
+            } else {
+                response[key] = object.fields[key] ?? .null
+            }
+        }
+    }
+
+    /// Parse answers the fields a `beforeSave` webhook changed with their saved values, and one it removed with the
+    /// `Delete` it answered (Parse's `_updateResponseWithData`, for clients that support a forwarded delete).
     private static func echo(_ keys: [String], of object: StoredObject, into response: inout [String: JSON]) {
         for key in keys {
-            response[key] = key == "ACL" ? object.acl ?? .null : object.fields[key] ?? .null
+            response[key] = key == "ACL" ? object.acl ?? .null : object.fields[key] ?? ["__op": "Delete"]
         }
     }
 
@@ -76,7 +93,7 @@ enum ObjectWriter {
         var body = body
         var changedByTrigger: [String] = []
         if triggers.has("beforeSave") {
-            let current = try triggers.current(objectId)
+            let current = try triggers.current(objectId, for: .update)
             let requested = try decode(body, isCreate: false)
             var preview = current
             preview.fields = try apply(requested.operations, to: current.fields)
@@ -113,14 +130,7 @@ enum ObjectWriter {
         }
         triggers.afterSave(object.wireJSON(excluding: []), original: original.wireJSON(excluding: []))
         var response: [String: JSON] = ["updatedAt": .string(object.updatedAt.iso)]
-        for (key, operation) in changes.operations where operation.echoesResult {
-            if nestedFieldName(key) != nil {
-                // `a.b` answers `{"a": {"b": …}}` (Parse's `_expandResultOnKeyPath`).
-                response = expanded(response, path: key.split(separator: ".").map(String.init)[...], from: .object(object.fields))
-            } else {
-                response[key] = object.fields[key] ?? .null
-            }
-        }
+        echoResults(of: changes, object, into: &response)
         echo(changedByTrigger, of: object, into: &response)
         return APIResponse(body: .object(response))
     }

@@ -28,12 +28,17 @@ struct Triggers {
 
     func has(_ trigger: String) -> Bool { urls[trigger] != nil }
 
-    /// The object now, as a `before` hook of an update or delete is shown it.
-    /// - Throws: 101 when it is missing or the caller may not write it (the write would fail the same way).
-    func current(_ objectId: String) throws -> StoredObject {
+    /// The object now, as a `before` hook of an update or delete is shown it. The write's permissions are checked first,
+    /// as Parse checks them before it calls the hook: a caller they refuse never reaches it.
+    /// - Throws: 101 when it is missing or the caller may not write it, 119 when the class permissions refuse the caller
+    ///   (the write would fail the same way).
+    func current(_ objectId: String, for operation: ClassPermissions.Operation) throws -> StoredObject {
         let object = try context.read { db -> StoredObject? in
             guard let schema = try SchemaStore.load(className, in: db) else { return nil }
-            return try ObjectStore.fetch(objectId, from: schema, in: db)?.decoded()
+            let grant = try ClassPermissions.check(operation, schema, context: context)
+            guard let object = try ObjectStore.fetch(objectId, from: schema, in: db)?.decoded(),
+                ClassPermissions.allows(grant, object, context: context) else { return nil }
+            return object
         }
         guard let object, context.canWrite(object.acl) else { throw ObjectWriter.objectNotFound }
         return object
@@ -45,8 +50,8 @@ struct Triggers {
     func beforeSave(_ object: JSON, original: JSON?, body: [String: JSON]) throws -> [String: JSON]? {
         guard let url = urls["beforeSave"] else { return nil }
         let answer = try call(url, "beforeSave", object, original: original)
-        guard case .object(var fields) = answer else { return nil }
-        try KeywordDenylist.check(answer, custom: context.config.requestKeywordDenylist)  // What the webhook answers is saved as the client's data would be.
+        guard case .object(var fields)? = answer else { return nil }
+        try KeywordDenylist.check(.object(fields), custom: context.config.requestKeywordDenylist)  // What the webhook answers is saved as the client's data would be.
         for key in ["objectId", "createdAt", "updatedAt", "className"] { fields.removeValue(forKey: key) }
         // Relation fields come back as their markers; the pairs are changed by operations only.
         fields = fields.filter { $0.value["__type"] != "Relation" }
@@ -71,7 +76,7 @@ struct Triggers {
         if has("afterDelete") { notify("afterDelete", object(), original: nil) }
     }
 
-    private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON {
+    private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON? {
         if context.inGroupedWrite { throw WriteBatcher.NeedsOwnWrite() }
         guard !context.inBatchTransaction else {
             throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a batch that shares one write: they would hold the single writer while they answer.")

@@ -37,9 +37,9 @@ long roost_curl_response_code(CURL *handle);
 /// POSTs `length` bytes of JSON to `url` (http or https only, redirects followed at most 5 times) with one
 /// extra header line `header` ("Name: value", or NULL), within `timeout_ms` in all (a reply that trickles
 /// does not extend it). The reply's body, at most `max_reply` bytes (more fails the call), goes to `*reply`
-/// (malloc'ed, to be freed; NULL when empty) and `*reply_length`. Returns CURLE_OK, or why it failed
-/// (CURLE_FAILED_INIT when libcurl cannot be loaded).
+/// (malloc'ed, to be freed; NULL when empty) and `*reply_length`, its HTTP status to `*status`. Returns CURLE_OK, or
+/// why it failed (CURLE_FAILED_INIT when libcurl cannot be loaded).
 CURLcode roost_curl_post_json(const char *url, const char *header, const void *body, size_t length, long timeout_ms,
-                              size_t max_reply, char **reply, size_t *reply_length);
+                              size_t max_reply, char **reply, size_t *reply_length, long *status);
 
 #endif

@@ -1,0 +1,36 @@
+import Foundation
+import RoostCore
+import RoostTestSupport
+
+/// A webhook whose reply is computed from the JSON posted to it (and may call the server back), standing in for the
+/// body of a Parse Cloud Code trigger or function in the spec suites carried through webhooks.
+final class ScriptedWebhook: Sendable {
+    struct Reply: Sendable {
+        var status = 200
+        var body: String
+
+        static func success(_ value: JSON) -> Reply { Reply(body: JSON.object(["success": value]).jsonText) }
+        static func error(_ value: JSON) -> Reply { Reply(body: JSON.object(["error": value]).jsonText) }
+        static func raw(_ text: String, status: Int = 200) -> Reply { Reply(status: status, body: text) }
+        /// `{"success": object}`: the posted `object` with `changes` applied, as a JS `request.object.set(...)` leaves it.
+        static func echo(_ posted: JSON, _ changes: [String: JSON]) -> Reply {
+            var object = posted["object"]?.objectValue ?? [:]
+            object.merge(changes) { $1 }
+            return success(.object(object))
+        }
+    }
+
+    private let receiver: WebhookReceiver
+    var url: String { receiver.url }
+    /// The bodies posted so far, in order.
+    var requests: [JSON] { receiver.requests.map { (try? JSONParser.parse(Array($0.body))) ?? .null } }
+
+    /// A reply that throws is a 500, as an exception in a Cloud Code function would be.
+    init(_ answer: @escaping @Sendable (JSON) async throws -> Reply) throws {
+        receiver = try WebhookReceiver { received in
+            let posted = (try? JSONParser.parse(Array(received.body))) ?? .null
+            let reply = (try? await answer(posted)) ?? Reply(status: 500, body: "webhook handler failed")
+            return WebhookReceiver.Reply(status: reply.status, body: Data(reply.body.utf8))
+        }
+    }
+}

@@ -48,24 +48,6 @@ import Testing
         expectError(try await server.request("GET", "/users/me", headers: headers, master: true), 209, "Invalid session token")
     }
 
-    /// `order=-createdAt` over objects created in one millisecond (a batch): newest first all the same, as the SDK's
-    /// tests expect of objects saved one after the other.
-    @Test func objectsCreatedInOneMillisecondKeepTheirOrder() async throws {
-        let server = try TestServer()
-        let ids = try await server.createAll("Boxed", (0..<40).map { ["n": .number(Double($0))] })
-        let newest = try await server.request("GET", "/classes/Boxed", query: ["order": "-createdAt", "limit": "100"])
-        #expect(newest.json["results"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } == Array(ids.reversed()), "\(newest.text)")
-        let oldest = try await server.request("GET", "/classes/Boxed", query: ["order": "createdAt", "limit": "100"])
-        #expect(oldest.json["results"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } == ids, "\(oldest.text)")
-        // A later key still decides between equal dates.
-        let byN = try await server.request("GET", "/classes/Boxed", query: ["order": "createdAt,-n", "limit": "100"])
-        let rows = byN.json["results"]?.arrayValue ?? []
-        #expect(rows.count == 40, "\(byN.text)")
-        for (earlier, later) in zip(rows, rows.dropFirst()) where earlier["createdAt"] == later["createdAt"] {
-            #expect((earlier["n"]?.numberValue ?? 0) > (later["n"]?.numberValue ?? 0), "\(byN.text)")
-        }
-    }
-
     /// `ParseLogs::getInfoLogs` reads `method` and `url` of a request's entry, as Parse's request log entries carry them.
     @Test func aRequestsLogEntryNamesItsMethodAndURL() async throws {
         let server = try TestServer(arguments: ["--log-level", "info"])

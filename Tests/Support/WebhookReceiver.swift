@@ -118,7 +118,7 @@ public final class WebhookReceiver: @unchecked Sendable {
         }
         if let respond {
             let made = Made(), done = DispatchSemaphore(value: 0)
-            Task {
+            Task(executorPreference: ReplyExecutor.shared) {
                 made.reply = await respond(request)
                 done.signal()
             }
@@ -136,4 +136,15 @@ public final class WebhookReceiver: @unchecked Sendable {
 /// A reply made on another task, handed back to the connection's thread (which waits for it).
 private final class Made: @unchecked Sendable {
     var reply = WebhookReceiver.Reply(status: 500, body: Data("no reply made".utf8))
+}
+
+/// Runs reply-making tasks on threads of their own. On Swift's cooperative pool (two threads on a 2-core machine) they
+/// waited behind tests starting servers synchronously, and under the whole suite a webhook timed out unanswered.
+private final class ReplyExecutor: TaskExecutor {
+    static let shared = ReplyExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        Thread.detachNewThread { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
 }

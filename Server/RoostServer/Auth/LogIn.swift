@@ -6,6 +6,9 @@ enum LogIn {
     /// same 101 after the same hashing work, so the reply does not tell which it was.
     static func handle(_ request: APIRequest, context: RequestContext) throws -> APIResponse {
         let (user, hash, password) = try authenticate(request, context: context)
+        // Parse's `beforeLogin`, once the password is checked and before the session exists; outside the write.
+        let triggers = try Triggers(UserStore.className, context: context)
+        try triggers.beforeLogin(UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false))
         // Hashed with older parameters (`--password-iterations` changed): store it again with the current ones.
         let upgraded = context.config.passwordHasher.needsRehash(hash) ? try context.hashPassword(password) : nil
         let token = try context.write { db -> String in
@@ -13,6 +16,7 @@ enum LogIn {
             try PasswordRecord.checkAge(of: user.objectId, policy: context.config.passwordPolicy, in: db)
             return try UserWriter.startSession(for: user.objectId, action: "login", provider: "password", context: context, in: db)
         }
+        triggers.afterLogin(UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false))
         return APIResponse(body: try UserRoutes.withFileURLs(
             UserStore.wireJSON(user, viewerId: user.objectId, isMaster: false, sessionToken: token), context: context))
     }
@@ -122,7 +126,12 @@ enum LogIn {
     /// Deletes the caller's session; `{}` also without one.
     static func logOut(context: RequestContext) throws -> APIResponse {
         if let user = context.user {
-            try context.write { db in try SessionStore.delete(objectId: user.sessionId, in: db) }
+            let ended = try context.write { db -> SessionRecord? in
+                let session = try SessionStore.find(objectId: user.sessionId, in: db)
+                try SessionStore.delete(objectId: user.sessionId, in: db)
+                return session
+            }
+            if let ended { try Triggers(SessionStore.className, context: context).afterLogout(ended.wireJSON(token: nil)) }
         }
         return APIResponse(body: [:])
     }

@@ -96,8 +96,10 @@ enum HookRoutes {
             parseTriggerNames.contains(triggerName)
         else { throw invalidDeclaration }
         // Saying so beats storing a hook that would never be called.
-        guard Triggers.supported.contains(triggerName), !className.hasPrefix("_") else {
-            throw ParseError(.webhookError, "Roost runs \(Triggers.supported.sorted().joined(separator: ", ")) webhooks on the app's own classes only.")
+        let supported = className.hasPrefix("_") ? Triggers.systemClassTriggers[className, default: []] : Triggers.supported
+        guard supported.contains(triggerName) else {
+            throw ParseError(.webhookError, "Roost runs \(Triggers.supported.sorted().joined(separator: ", ")) webhooks on the app's own classes, "
+                                 + "beforeLogin and afterLogin on _User, afterLogout on _Session.")
         }
         return Hook(target: .trigger(className: className, triggerName: triggerName), url: url)
     }

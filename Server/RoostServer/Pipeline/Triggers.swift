@@ -7,7 +7,9 @@ import Synchronization
 /// A class's trigger webhooks, run around its writes as Parse Server runs webhook triggers (REST
 /// guide, "Hooks"): `beforeSave` may refuse the save (its error, 141) or change it (the object it
 /// answers is what gets saved), `beforeDelete` may refuse the delete, and `afterSave`/`afterDelete`
-/// are told once the change is committed, in the background (their answers change nothing).
+/// are told once the change is committed, in the background (their answers change nothing). On `_User`,
+/// `beforeLogin` may refuse a log-in with a password and `afterLogin` is told of it; on `_Session`, `afterLogout`
+/// is told of a log-out.
 ///
 /// `before` hooks run before the write transaction opens, so a webhook does not hold the single
 /// writer — except for a request with `X-Parse-Request-Id`, whose write and recorded reply must
@@ -15,6 +17,8 @@ import Synchronization
 /// refuses them; a plain batch runs its items one by one once any trigger exists.
 struct Triggers {
     static let supported: Set<String> = ["beforeSave", "afterSave", "beforeDelete", "afterDelete"]
+    /// The triggers Parse runs on a system class, which take no others (Parse's `validateClassNameForTriggers`).
+    static let systemClassTriggers: [String: Set<String>] = ["_User": ["beforeLogin", "afterLogin"], "_Session": ["afterLogout"]]
 
     private let className: String
     private let context: RequestContext
@@ -67,6 +71,25 @@ struct Triggers {
         _ = try call(url, "beforeDelete", object, original: nil)
     }
 
+    /// Runs `beforeLogin` on the user whose password was just checked; its error refuses the log-in.
+    func beforeLogin(_ user: @autoclosure () -> JSON) throws {
+        guard let url = urls["beforeLogin"] else { return }
+        _ = try call(url, "beforeLogin", user(), original: nil)
+    }
+
+    /// Tells `afterLogin` of the user who logged in, as its `object` and its `user` (without the new session token:
+    /// Roost never posts one).
+    func afterLogin(_ user: @autoclosure () -> JSON) {
+        guard has("afterLogin") else { return }
+        let user = user()
+        notify("afterLogin", user, original: nil, caller: user)
+    }
+
+    /// Tells `afterLogout` of the session that ended (without its token).
+    func afterLogout(_ session: @autoclosure () -> JSON) {
+        if has("afterLogout") { notify("afterLogout", session(), original: nil) }
+    }
+
     /// The objects are built only when the hook exists: every write calls these.
     func afterSave(_ object: @autoclosure () -> JSON, original: @autoclosure () -> JSON?) {
         if has("afterSave") { notify("afterSave", object(), original: original()) }
@@ -90,8 +113,9 @@ struct Triggers {
 
     /// `after` hooks: sent in order on a background queue once the write is committed (at the end
     /// of a transactional batch, when inside one).
-    private func notify(_ trigger: String, _ object: JSON, original: JSON?) {
-        guard let url = urls[trigger], let body = try? body(trigger, object, original: original) else { return }
+    private func notify(_ trigger: String, _ object: JSON, original: JSON?, caller user: JSON? = nil) {
+        guard let url = urls[trigger], let told = try? body(trigger, object, original: original) else { return }
+        let body = user.flatMap { try? told.setting("user", to: $0) } ?? told
         let webhook = Webhook(url: url, key: context.config.webhookKey, timeout: Triggers.webhookTimeout)
         let logger = context.logger, className = className
         let send = {

@@ -68,10 +68,7 @@ extension PostgresQueryCompiler {
             let direction = sort.descending ? " DESC" : " ASC"
             switch sort.key {
             case "objectId": terms.append("objectId COLLATE \"C\"" + direction)
-            case "updatedAt": terms.append(sort.key + direction)
-            case "createdAt":
-                terms.append("createdAt" + direction)
-                if sort.key == keys.last?.key, schema.view == nil { terms.append("rowid" + direction) }  // As SQLite's (`QueryCompiler.orderBy`).
+            case "createdAt", "updatedAt": terms.append(sort.key + direction)
             case SortKey.textScore:
                 guard let score = textScore(in: constraint) else { continue }
                 terms.append(score.sql + " DESC")

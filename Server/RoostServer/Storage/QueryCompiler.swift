@@ -45,12 +45,7 @@ struct QueryCompiler {
         for sort in keys {
             let direction = sort.descending ? " DESC" : " ASC"
             switch sort.key {
-            case "objectId", "updatedAt": terms.append(sort.key + direction)
-            case "createdAt":
-                terms.append("createdAt" + direction)
-                // Objects created in one millisecond (a batch, a fast client) keep the order they were created in: the
-                // row id, in the same direction, when nothing else is to decide. An index on createdAt holds the row id too.
-                if sort.key == keys.last?.key, schema.view == nil { terms.append("rowid" + direction) }
+            case "objectId", "createdAt", "updatedAt": terms.append(sort.key + direction)
             case SortKey.textScore:
                 guard let score = textScore(in: constraint) else { continue }
                 terms.append(score.sql + " DESC")

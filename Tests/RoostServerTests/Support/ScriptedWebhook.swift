@@ -34,3 +34,10 @@ final class ScriptedWebhook: Sendable {
         }
     }
 }
+
+/// Holds a webhook's reply until the test opens it (the webhook's reply runs on a thread of its own, which may block).
+final class WebhookGate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func wait() { semaphore.wait() }
+    func open() { semaphore.signal() }
+}

@@ -10,10 +10,7 @@ import Testing
     private func makeServer() throws -> TestServer { try TestServer(arguments: fastHashing) }
 
     private func trigger(_ server: TestServer, _ className: String, _ triggerName: String, _ hook: ScriptedWebhook) async throws {
-        let response = try await server.request("POST", "/hooks/triggers", json: [
-            "className": .string(className), "triggerName": .string(triggerName), "url": .string(hook.url),
-        ], master: true)
-        guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
+        try await server.addTrigger(className, triggerName, url: hook.url)
     }
 
     private func logIn(_ server: TestServer, _ username: String, _ password: String) async throws -> TestResponse {
@@ -73,12 +70,17 @@ import Testing
 
     // spec: CloudCode.spec.js: should not run beforeLogin with incorrect credentials
     // spec: CloudCode.spec.js: should not run beforeLogin on sign up
-    @Test func beforeLoginRunsOnlyOnALogInThatSucceeds() async throws {
+    // spec: CloudCode.spec.js: should not run afterLogin after unsuccessful login
+    // spec: CloudCode.spec.js: should not run afterLogin on sign up
+    @Test(arguments: ["beforeLogin", "afterLogin"])
+    func loginHooksRunOnlyOnALogInThatSucceeds(triggerName: String) async throws {
         let server = try makeServer()
         let hook = try ScriptedWebhook { _ in .success([:]) }
-        try await trigger(server, "_User", "beforeLogin", hook)
+        try await trigger(server, "_User", triggerName, hook)
         _ = try await server.signUpAccount("tupac", password: "shakur")
         expectError(try await logIn(server, "tony", "shakur"), 101, "Invalid username/password.")
+        expectError(try await logIn(server, "tupac", "badpassword"), 101, "Invalid username/password.")
+        try await Task.sleep(for: .milliseconds(300))  // Room for a wrong `afterLogin` notice to arrive.
         #expect(hook.requests.isEmpty)
     }
 
@@ -126,18 +128,6 @@ import Testing
         #expect(told["user"]?["objectId"] == .string(account.id) && told["headers"]?.objectValue != nil && told["ip"]?.stringValue != nil
                 && told["installationId"] == "install-1" && told["context"] != nil, "\(told.jsonText)")
         #expect(hook.requests.count == 1)
-    }
-
-    // spec: CloudCode.spec.js: should not run afterLogin after unsuccessful login
-    // spec: CloudCode.spec.js: should not run afterLogin on sign up
-    @Test func afterLoginRunsOnlyOnALogInThatSucceeds() async throws {
-        let server = try makeServer()
-        let hook = try ScriptedWebhook { _ in .success([:]) }
-        try await trigger(server, "_User", "afterLogin", hook)
-        _ = try await server.signUpAccount("testuser", password: "p@ssword")
-        expectError(try await logIn(server, "testuser", "badpassword"), 101, "Invalid username/password.")
-        try await Task.sleep(for: .milliseconds(300))  // Room for a wrong notice to arrive.
-        #expect(hook.requests.isEmpty)
     }
 
     /// Which system-class triggers Roost takes: Parse's login and logout ones, on the classes Parse allows them on.

@@ -23,12 +23,8 @@ import Testing
 
     private func makeServer(_ extra: [String] = []) throws -> TestServer { try TestServer(arguments: fastHashing + extra) }
 
-    /// `POST /hooks/triggers`, failing the test when the server refuses the trigger.
     private func trigger(_ server: TestServer, _ className: String, _ triggerName: String, _ hook: ComputedWebhook) async throws {
-        let response = try await server.request("POST", "/hooks/triggers", json: [
-            "className": .string(className), "triggerName": .string(triggerName), "url": .string(hook.url),
-        ], master: true)
-        guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
+        try await server.addTrigger(className, triggerName, url: hook.url)
     }
 
     /// `PUT /hooks/triggers/<C>/<trigger>`: the trigger now calls `hook` (the spec registers a new JS trigger).
@@ -38,11 +34,8 @@ import Testing
         guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
     }
 
-    /// `POST /hooks/functions`, failing the test when the server refuses it.
     private func function(_ server: TestServer, _ name: String, _ hook: ComputedWebhook) async throws {
-        let response = try await server.request("POST", "/hooks/functions", json: ["functionName": .string(name), "url": .string(hook.url)],
-                                                master: true)
-        guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
+        try await server.addFunction(name, url: hook.url)
     }
 
     /// A request in the JS SDK's body form: `POST` with `_method`, `_ApplicationId` and `_context` in the body, no headers.

@@ -16,19 +16,12 @@ import Testing
 
     private func makeServer(_ extra: [String] = []) throws -> TestServer { try TestServer(arguments: fastHashing + extra) }
 
-    /// `POST /hooks/triggers`, failing the test when the server refuses the trigger.
     private func trigger(_ server: TestServer, _ className: String, _ triggerName: String, _ hook: ScriptedWebhook) async throws {
-        let response = try await server.request("POST", "/hooks/triggers", json: [
-            "className": .string(className), "triggerName": .string(triggerName), "url": .string(hook.url),
-        ], master: true)
-        guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
+        try await server.addTrigger(className, triggerName, url: hook.url)
     }
 
-    /// `POST /hooks/functions`, failing the test when the server refuses it.
     private func function(_ server: TestServer, _ name: String, _ hook: ScriptedWebhook) async throws {
-        let response = try await server.request("POST", "/hooks/functions", json: ["functionName": .string(name), "url": .string(hook.url)],
-                                                master: true)
-        guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
+        try await server.addFunction(name, url: hook.url)
     }
 
     private func run(_ server: TestServer, _ name: String, _ params: JSON = [:], token: String? = nil) async throws -> TestResponse {

@@ -41,3 +41,19 @@ final class WebhookGate: Sendable {
     func wait() { semaphore.wait() }
     func open() { semaphore.signal() }
 }
+
+extension TestServer {
+    /// `POST /hooks/triggers`: `url` is called for `triggerName` on `className`; throws when the server refuses it.
+    func addTrigger(_ className: String, _ triggerName: String, url: String) async throws {
+        let response = try await request("POST", "/hooks/triggers", json: [
+            "className": .string(className), "triggerName": .string(triggerName), "url": .string(url),
+        ], master: true)
+        guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
+    }
+
+    /// `POST /hooks/functions`: `url` answers the function `name`; throws when the server refuses it.
+    func addFunction(_ name: String, url: String) async throws {
+        let response = try await request("POST", "/hooks/functions", json: ["functionName": .string(name), "url": .string(url)], master: true)
+        guard response.status == 200 else { throw TestServerError.unexpected(response.status, response.text) }
+    }
+}

@@ -126,12 +126,13 @@ enum LogIn {
     /// Deletes the caller's session; `{}` also without one.
     static func logOut(context: RequestContext) throws -> APIResponse {
         if let user = context.user {
+            let triggers = try Triggers(SessionStore.className, context: context)
             let ended = try context.write { db -> SessionRecord? in
-                let session = try SessionStore.find(objectId: user.sessionId, in: db)
+                let session = triggers.has("afterLogout") ? try SessionStore.find(objectId: user.sessionId, in: db) : nil
                 try SessionStore.delete(objectId: user.sessionId, in: db)
                 return session
             }
-            if let ended { try Triggers(SessionStore.className, context: context).afterLogout(ended.wireJSON(token: nil)) }
+            if let ended { triggers.afterLogout(ended.wireJSON(token: nil)) }
         }
         return APIResponse(body: [:])
     }

@@ -45,6 +45,9 @@ public struct ServerConfig: Sendable {
     /// Whether sessions expire (`sessionLengthSeconds` after they start); off, they last until revoked (Parse's
     /// `expireInactiveSessions`).
     public var expireInactiveSessions = true
+    /// Whether a password change (the user's own or through a reset link) ends the user's sessions (Parse's
+    /// `revokeSessionOnPasswordReset`); the user changing it gets a new one either way.
+    public var revokeSessionOnPasswordReset = true
     /// The lifetime of a new session: `nil` for one that never expires.
     var sessionLifetimeSeconds: Int? { expireInactiveSessions ? sessionLengthSeconds : nil }
     /// Password hashing; the parameters are stored with each hash, so raising them later is safe.

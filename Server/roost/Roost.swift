@@ -66,6 +66,8 @@ struct Serve: ParsableCommand {
     @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Flag(inversion: .prefixedNo, help: "Let sessions expire --session-length after they start; off, they last until revoked and show no expiresAt, as Parse's expireInactiveSessions (env ROOST_EXPIRE_INACTIVE_SESSIONS, default on).")
     var expireInactiveSessions: Bool?
+    @Flag(inversion: .prefixedNo, help: "End a user's sessions when the password changes, by the user or a reset link, as Parse's revokeSessionOnPasswordReset (env ROOST_REVOKE_SESSION_ON_PASSWORD_RESET, default on).")
+    var revokeSessionOnPasswordReset: Bool?
     @Option(parsing: .unconditional, help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
     var passwordIterations: Int?
     @Option(parsing: .unconditional, help: "Most open connections in all; more are refused with a 503 (env ROOST_MAX_CONNECTIONS, default 20000, at most the descriptor limit less 256).")
@@ -137,6 +139,9 @@ struct Serve: ParsableCommand {
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
         if let value = try settings.integer(objectIdSize, "object-id-size", in: 10...128) { config.objectIdSize = value }
         if let value = try settings.boolean(expireInactiveSessions, "expire-inactive-sessions") { config.expireInactiveSessions = value }
+        if let value = try settings.boolean(revokeSessionOnPasswordReset, "revoke-session-on-password-reset") {
+            config.revokeSessionOnPasswordReset = value
+        }
         // As Parse: a length is checked only when sessions expire (`validateSessionConfiguration`).
         if let value = try settings.integer(sessionLength, "session-length", in: config.expireInactiveSessions ? positive : Int.min...Int.max) {
             config.sessionLengthSeconds = value

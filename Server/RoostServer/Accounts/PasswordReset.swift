@@ -55,7 +55,7 @@ enum PasswordReset {
             try ObjectStore.update(user, in: schema, in: db)
             try PasswordRecord.setPassword(hash, of: userId, policy: policy, in: db)
             try AccountTokens.revoke(.resetPassword, of: userId, in: db)
-            try SessionStore.deleteAll(userId: userId, in: db)
+            if context.config.revokeSessionOnPasswordReset { try SessionStore.deleteAll(userId: userId, in: db) }
             if context.config.accountLockout?.unlockOnPasswordReset == true { try AccountLockout.clear(userId, in: db) }
         }
     }

@@ -44,7 +44,7 @@ enum UserUpdate {
             if verifiesEmail { try AccountMail.queueVerification(for: user, context: context, in: db) }
             if let hash {
                 try PasswordRecord.setPassword(hash, of: userId, policy: context.config.passwordPolicy, in: db)
-                try SessionStore.deleteAll(userId: userId, in: db)
+                if context.config.revokeSessionOnPasswordReset { try SessionStore.deleteAll(userId: userId, in: db) }
                 if !context.isMaster, context.user?.id == userId {  // Another writer does not get the user's session.
                     reply["sessionToken"] = .string(
                         try UserWriter.startSession(for: userId, action: providers.isEmpty ? "signup" : "login",

@@ -241,6 +241,50 @@ import Testing
         #expect(reset.location == "\(accounts.publicURL)/apps/password_reset_success.html?username=exampleUsername", "\(reset.head)")
         expectError(try await api.send("POST", "/login", json: ["username": "exampleUsername", "password": "newPassword"]), 101, locked)
     }
+
+    /// Parse's `revokeSessionOnPasswordReset: false`: a reset through the mailed link keeps the user's sessions.
+    @Test func aResetKeepsSessionsWhenToldTo() async throws {
+        let accounts = try AccountServer(["--no-revoke-session-on-password-reset"])
+        let user = try await accounts.api.signUp("user1", "user1", ["email": "user1@parse.com"])
+        #expect(try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "user1@parse.com"]).status == 200)
+        let resetToken = try #require(token(in: try await accounts.sink.waitForMails(1).first?.link))
+        let reset = try accounts.page("/parse/apps/\(TestServer.applicationId)/request_password_reset",
+                                      form: [("new_password", "user2"), ("token", resetToken), ("username", "user1")])
+        #expect(reset.status == 302, "\(reset.head)")
+        let me = try await accounts.api.send("GET", "/users/me", token: user.token)
+        #expect(me.status == 200 && me.json["objectId"] == .string(user.id), "\(me.text)")
+        _ = try await accounts.api.logIn("user1", "user2")
+    }
+
+    // MARK: ParseUser.spec.js
+
+    // spec: ParseUser.spec.js: should send email when upgrading from anon
+    @Test func upgradingAnAnonymousUserMailsTheVerification() async throws {
+        let accounts = try AccountServer(["--verify-user-emails"])
+        let anonymous = try await accounts.api.send("POST", "/classes/_User", json: [
+            "authData": ["anonymous": ["id": "00000000-0000-0000-0000-000000000001"]],
+        ])
+        let id = try #require(anonymous.json["objectId"]?.stringValue, "\(anonymous.text)")
+        let token = try #require(anonymous.json["sessionToken"]?.stringValue)
+        let upgraded = try await accounts.api.send("PUT", "/classes/_User/\(id)", json: [
+            "authData": ["anonymous": .null], "username": "user", "email": "user@email.com", "password": "password",
+        ], token: token)
+        #expect(upgraded.status == 200, "\(upgraded.text)")
+        let mail = try #require(try await accounts.sink.waitForMails(1).first)
+        #expect(mail.recipient == "user@email.com")
+    }
+
+    // spec: ParseUser.spec.js: should not send email when email is not a string
+    @Test func aResetAskedForWithAQueryIs125() async throws {
+        let accounts = try AccountServer(["--verify-user-emails"])
+        let user = try await accounts.api.signUp("asdf@jkl.com", "zxcv", ["email": "asdf@jkl.com"])
+        let asked = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": ["$regex": "^asd"]], token: user.token)
+        #expect(asked.status == 400 && asked.json == ["code": 125, "error": "you must provide a valid email string"], "\(asked.text)")
+        // The sign-up's verification mail is the only one (Parse's spec sees it called too).
+        _ = try await accounts.sink.waitForMails(1)
+        try await Task.sleep(nanoseconds: 500_000_000)
+        #expect(accounts.sink.mails().count == 1)
+    }
 }
 
 /// The case of these specs that waits for a password to age: in TIMED_SUITES (Makefile), run alone, as

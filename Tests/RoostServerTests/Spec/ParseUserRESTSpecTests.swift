@@ -62,4 +62,26 @@ import Testing
             #expect(!response.text.contains("_email_verify_token") && !response.text.contains("verify"), "\(name): \(response.text)")
         }
     }
+
+    // spec: ParseUser.spec.js: should not revoke session tokens if the server is configures to not revoke session tokens
+    @Test(arguments: [true, false])
+    func aPasswordChangeRevokesSessionsAsConfigured(revokes: Bool) async throws {
+        let server = try TestServer(arguments: fastHashing + (revokes ? [] : ["--no-revoke-session-on-password-reset"]))
+        let anonymous = try await server.request("POST", "/classes/_User", json: ["authData": ["anonymous": ["id": .string(Self.anonymousId)]]])
+        let id = try #require(anonymous.json["objectId"]?.stringValue, "\(anonymous.text)")
+        let token = try #require(anonymous.json["sessionToken"]?.stringValue)
+        let session = ["X-Parse-Session-Token": token]
+        let object = try await server.request("POST", "/classes/TestObject", json: ["ACL": .object([id: ["read": true, "write": true]])],
+                                              headers: session)
+        let objectId = try #require(object.json["objectId"]?.stringValue, "\(object.text)")
+        let changed = try await server.request("PUT", "/classes/_User/\(id)", json: ["username": "no longer anonymous", "password": "password"],
+                                               headers: session)
+        #expect(changed.status == 200 && changed.json["sessionToken"]?.stringValue != nil, "\(changed.text)")
+        let fetched = try await server.request("GET", "/classes/TestObject/\(objectId)", headers: session)
+        if revokes {
+            expectError(fetched, 209, "Invalid session token")
+        } else {
+            #expect(fetched.status == 200 && fetched.json["objectId"] == .string(objectId), "\(fetched.text)")
+        }
+    }
 }

@@ -75,4 +75,13 @@ import Testing
         // The flag and the value at fault named (a negative number too: not taken for a flag of its own).
         #expect(attempt.log.contains(arguments[0]) && attempt.log.contains(arguments[1]), "\(attempt.log)")
     }
+
+    // spec-differs: index.spec.js: fails if you try to set revokeSessionOnPasswordReset to non-boolean -- a switch on the command line (`--no-revoke-session-on-password-reset`); its variable set to what is not a boolean stops the start, naming the variable and the value
+    // spec-differs: index.spec.js: should throw when revokeSessionOnPasswordReset is invalid -- as above
+    @Test func aNonBooleanRevokeSessionOnPasswordResetStopsTheServer() throws {
+        let attempt = try StartAttempt([], environment: ["ROOST_REVOKE_SESSION_ON_PASSWORD_RESET": "non-bool"])
+        #expect(!attempt.started)
+        #expect(attempt.status != 0)
+        #expect(attempt.log.contains("ROOST_REVOKE_SESSION_ON_PASSWORD_RESET") && attempt.log.contains("non-bool"), "\(attempt.log)")
+    }
 }

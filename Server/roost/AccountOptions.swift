@@ -50,7 +50,7 @@ struct AccountOptions: ParsableArguments {
         mail.appName = settings.string(appName, "app-name")
         mail.publicServerURL = settings.string(publicServerUrl, "public-server-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         if let url = mail.publicServerURL, !url.isEmpty, !url.hasPrefix("http://"), !url.hasPrefix("https://") {  // Parse's check.
-            let source = publicServerUrl != nil ? "--public-server-url" : Settings.variable(for: "public-server-url")
+            let source = Settings.source(publicServerUrl, "public-server-url")
             throw ValidationError("invalid value for \(source): \(url) (publicServerURL should be a valid HTTPS URL starting with https://)")
         }
         mail.verifyUserEmails = try settings.boolean(verifyUserEmails, "verify-user-emails") ?? false

@@ -35,7 +35,7 @@ struct GuardOptions: ParsableArguments {
         config.maintenanceKey = settings.string(maintenanceKey, "maintenance-key").flatMap { $0.isEmpty ? nil : $0 }
         if let ranges = try settings.addressRanges(maintenanceKeyIps, "maintenance-key-ips") { config.maintenanceKeyIPs = ranges }
         if let text = settings.string(requestKeywordDenylist, "request-keyword-denylist") {
-            let source = requestKeywordDenylist != nil ? "--request-keyword-denylist" : Settings.variable(for: "request-keyword-denylist")
+            let source = Settings.source(requestKeywordDenylist, "request-keyword-denylist")
             guard case .array(let entries)? = try? JSONParser.parse(text) else {
                 throw ValidationError("invalid \(source): requestKeywordDenylist must be an array (a JSON array)")
             }
@@ -50,7 +50,7 @@ struct GuardOptions: ParsableArguments {
         if let value = try settings.boolean(securityCheck, "security-check") { config.securityCheck.enabled = value }
         if let value = try settings.boolean(securityCheckLog, "security-check-log") { config.securityCheck.log = value }
         if let path = settings.string(schema, "schema") {
-            let source = schema != nil ? "--schema" : Settings.variable(for: "schema")
+            let source = Settings.source(schema, "schema")
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw ValidationError("cannot read \(source): \(path)")
             }
@@ -64,7 +64,7 @@ struct GuardOptions: ParsableArguments {
             do {
                 config.rateLimits = try RateLimits(json: value)
             } catch {
-                let source = rateLimit != nil ? "--rate-limit" : Settings.variable(for: "rate-limit")
+                let source = Settings.source(rateLimit, "rate-limit")
                 throw ValidationError("invalid value for \(source): \(error)")
             }
         }
@@ -78,7 +78,7 @@ struct GuardOptions: ParsableArguments {
             config.protectedFields = try ServerProtectedFields(json: settings.string(protectedFields, "protected-fields"),
                                                                userSensitiveFields: sensitive)
         } catch {
-            let source = protectedFields != nil ? "--protected-fields" : Settings.variable(for: "protected-fields")
+            let source = Settings.source(protectedFields, "protected-fields")
             throw ValidationError("invalid value for \(source): \(error) (expected a JSON object of classes, of entries "
                 + "such as *, authenticated or role:<name>, of field names: {\"_User\": {\"*\": [\"phone\"]}})")
         }

@@ -188,7 +188,7 @@ struct Serve: ParsableCommand {
             do {
                 config.liveQueryClasses = try LiveQueryClassNames(entries)
             } catch {
-                let source = liveQueryClasses != nil ? "--live-query-classes" : Settings.variable(for: "live-query-classes")
+                let source = Settings.source(liveQueryClasses, "live-query-classes")
                 throw ValidationError("invalid value for \(source): \(error)")
             }
         }

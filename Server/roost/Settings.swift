@@ -12,13 +12,16 @@ struct Settings {
         flag ?? environment[Settings.variable(for: name)]
     }
 
+    /// Where a value given by `flag` (non-nil) or else by its variable came from, as errors name it: `--name` or `ROOST_NAME`.
+    static func source<T>(_ flag: T?, _ name: String) -> String { flag != nil ? "--\(name)" : variable(for: name) }
+
     /// Comma-separated addresses and CIDR ranges (`--master-key-ips`, `--maintenance-key-ips`).
     func addressRanges(_ flag: String?, _ name: String) throws -> [AddressRange]? {
         guard let value = string(flag, name) else { return nil }
         do {
             return try AddressRange.list(value)
         } catch let error as AddressRange.InvalidEntry {
-            let source = flag != nil ? "--\(name)" : Settings.variable(for: name)
+            let source = Settings.source(flag, name)
             throw ValidationError("invalid entry in \(source): \(error.entry) (not an IPv4 or IPv6 address or CIDR range)")
         }
     }

@@ -123,6 +123,14 @@ import Testing
         let brackets = try await s.request("GET", "/classes/Rep?keys[]=z&keys[]=name&order=-n")
         #expect(brackets.json["results"]?.arrayValue?.map { $0["name"] } == ["a", "b"])
         #expect(brackets.json["results"]?.arrayValue?.first.map { keySet($0).subtracting(["objectId", "createdAt", "updatedAt"]) } == ["z", "name"])
+        // Express's brackets: `[]` appends, `[0]` indexes (the values strings, as its parser leaves them).
+        for (query, count) in [("where[name][$in][]=a&where[name][$in][]=b", 2), ("where[name][$in][]=b", 1), ("where[name][$in][0]=a", 1)] {
+            let (head, body) = try RawConnection(port: s.port).exchange(
+                "GET /parse/classes/Rep?\(query) HTTP/1.1\r\nHost: roost\r\nX-Parse-Application-Id: \(TestServer.applicationId)\r\n"
+                + "Connection: close\r\n\r\n")
+            let found = try JSONParser.parse(body)["results"]?.arrayValue?.count
+            #expect(head.hasPrefix("HTTP/1.1 200") && found == count, "\(query): \(body)")
+        }
         let ordered = try await s.request("GET", "/classes/Rep?order=-x&order=y")
         #expect(ordered.json["results"]?.arrayValue?.map { $0["name"] } == ["b", "a"])
         // A get takes them too.

@@ -11,6 +11,14 @@ import Testing
         #expect(HTTPRequest.splitTarget("/p?=x&a=b=c").query == ["": "x", "a": "b=c"])
     }
 
+    /// Names in brackets as sent (their `[]` and repeats kept), for `BracketParameters`; plain names left out.
+    @Test func bracketedParametersAsSent() {
+        let pairs = HTTPRequest.bracketedParameters(of: "/p?where[a][$in][]=1&x=2&where[a][$in][]=b%20c&keys[]=k&a[0]=z")
+        #expect(pairs.map(\.0) == ["where[a][$in][]", "where[a][$in][]", "a[0]"])
+        #expect(pairs.map(\.1) == ["1", "b c", "z"])
+        #expect(HTTPRequest.bracketedParameters(of: "/p").isEmpty)
+    }
+
     @Test func parameterNamesInTheirWrittenOrder() {
         #expect(HTTPRequest.queryKeys(of: "/p?%24sort=1&$limit=2&keys[]=a&%24sort=3&keys[]=b&x") == ["$sort", "$limit", "keys", "x"])
         #expect(HTTPRequest.queryKeys(of: "/p").isEmpty)

@@ -65,15 +65,32 @@ public struct HTTPRequest: Sendable {
         }
     }
 
+    /// The `name=value` pairs whose name nests in brackets (`where[name][$in][]=x`), decoded, in order, names as sent:
+    /// `splitTarget`'s dictionary drops a name's last `[]` and joins repeats, which these names need kept
+    /// (`BracketParameters`).
+    static func bracketedParameters(of target: String) -> [(String, String)] {
+        var target = target
+        return target.withUTF8 { bytes in
+            guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return [] }
+            var pairs: [(String, String)] = []
+            forEachParameter(bytes[(mark + 1)...], keepingListMarker: true) { key, valueBytes in
+                // `keys[]` alone is the list form the dictionary joins; `a[b][]` nests.
+                guard BracketParameters.isBracketed(key.hasSuffix("[]") ? String(key.dropLast(2)) : key) else { return }
+                pairs.append((key, valueBytes.map { percentDecode(bytes: $0, plusIsSpace: true) } ?? ""))
+            }
+            return pairs
+        }
+    }
+
     /// Each `name=value` of a query string (the bytes after `?`) in order: the name decoded (`+` a space, qs's list
-    /// form `keys[]` as `keys`), the value's bytes as they are (nil without `=`). The one reading of names that
-    /// `splitTarget` and `queryKeys` share.
-    private static func forEachParameter(_ query: Slice<UnsafeBufferPointer<UInt8>>,
+    /// form `keys[]` as `keys` unless `keepingListMarker`), the value's bytes as they are (nil without `=`). The one
+    /// reading of names that `splitTarget`, `queryKeys` and `bracketedParameters` share.
+    private static func forEachParameter(_ query: Slice<UnsafeBufferPointer<UInt8>>, keepingListMarker: Bool = false,
                                          _ body: (String, Slice<UnsafeBufferPointer<UInt8>>?) -> Void) {
         for pair in query.split(separator: UInt8(ascii: "&")) {
             let equals = pair.firstIndex(of: UInt8(ascii: "="))
             var key = percentDecode(bytes: pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
-            if key.count > 2, key.hasSuffix("[]") { key.removeLast(2) }
+            if !keepingListMarker, key.count > 2, key.hasSuffix("[]") { key.removeLast(2) }
             body(key, equals.map { pair[($0 + 1)...] })
         }
     }

@@ -122,11 +122,7 @@ enum HookRoutes {
     /// nest as Express's parser nests them).
     private static func functionParameters(_ request: APIRequest) throws -> [String: JSON] {
         var params = try request.bodyObject()
-        var bracketed: [(String, String)] = []
-        for (key, text) in request.query {
-            if BracketParameters.isBracketed(key) { bracketed.append((key, text)) } else { params[key] = .string(text) }
-        }
-        if !bracketed.isEmpty { BracketParameters.merge(bracketed.sorted { $0.0 < $1.0 }, into: &params) }
+        request.mergeURLParameters(into: &params) { .string($0) }
         return params
     }
 

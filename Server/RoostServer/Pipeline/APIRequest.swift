@@ -33,16 +33,22 @@ struct APIRequest {
     func parameters() throws -> [String: JSON] {
         var result: [String: JSON] = [:]
         if case .object(let members)? = body { result = members }
-        var bracketed: [(String, String)] = []
-        for (key, text) in query {
-            if BracketParameters.isBracketed(key) {
-                bracketed.append((key, text))
-            } else {
-                result[key] = (try? JSONParser.parse(text)) ?? .string(text)
-            }
-        }
-        if !bracketed.isEmpty { BracketParameters.merge(bracketed.sorted { $0.0 < $1.0 }, into: &result) }
+        mergeURLParameters(into: &result) { (try? JSONParser.parse($0)) ?? .string($0) }
         return result
+    }
+
+    /// Puts the URL's parameters over `result`: a plain name's value as `convert` makes it, names in brackets nested
+    /// (`BracketParameters`, their values strings), read from the target as sent (the `query` dictionary has lost
+    /// their `[]` and repeats).
+    func mergeURLParameters(into result: inout [String: JSON], plain convert: (String) -> JSON) {
+        var nests = false
+        for (key, text) in query {
+            if BracketParameters.isBracketed(key) { nests = true } else { result[key] = convert(text) }
+        }
+        guard nests else { return }
+        let bracketed = target.map(HTTPRequest.bracketedParameters)
+            ?? query.filter { BracketParameters.isBracketed($0.key) }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        BracketParameters.merge(bracketed, into: &result)
     }
 }
 

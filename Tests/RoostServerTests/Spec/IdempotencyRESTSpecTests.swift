@@ -31,8 +31,11 @@ import Testing
         receiver.holdReplies()
         let held = ["X-Parse-Request-Id": "held-1"]
         async let slow = server.request("POST", "/functions/myFunction", headers: held, master: true)
-        let deadline = Date().addingTimeInterval(10)
+        // Under the whole suite the held request's task can wait many seconds for a thread: wait for its webhook call
+        // (a twin sent before it would claim the id itself and wait on the held reply).
+        let deadline = Date().addingTimeInterval(90)
         while receiver.requests.count < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(receiver.requests.count == 2, "the held call never reached the webhook")
         expectParseError(try await server.request("POST", "/functions/myFunction", headers: held, master: true), 159, "Duplicate request")
         receiver.releaseReplies()
         #expect(try await slow.json == ["result": "ok"])

@@ -80,7 +80,7 @@ import Testing
         }
         let created = Set(replies.compactMap { $0.status == 201 ? $0.json["objectId"]?.stringValue : nil })
         #expect(created.count == 60 && replies.filter { $0.status == 400 }.count == 60)
-        for _ in 0..<50 where afterSave.requests.count < 61 { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<300 where afterSave.requests.count < 61 { try await Task.sleep(for: .milliseconds(100)) }
         try await Task.sleep(for: .milliseconds(300))  // Any told twice would have come by now.
         let told = try afterSave.requests.map { try JSONParser.parse(Array($0.body))["object"]?["objectId"]?.stringValue ?? "" }
         #expect(told.count == 61 && Set(told).count == 61 && created.isSubset(of: Set(told)), "\(told.count) told, \(Set(told).count) distinct")
@@ -124,7 +124,7 @@ import Testing
         #expect(taken.json["count"] == 30, "the taken objects are unchanged: \(taken.text)")
         let all = try await server.request("GET", "/classes/Slot", query: ["count": "1", "limit": "0"])
         #expect(all.json["count"] == 90)
-        for _ in 0..<50 where afterSave.requests.count < 60 { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<300 where afterSave.requests.count < 60 { try await Task.sleep(for: .milliseconds(100)) }
         try await Task.sleep(for: .milliseconds(300))  // Any told twice would have come by now.
         let told = try afterSave.requests.map { try JSONParser.parse(Array($0.body))["object"]?["objectId"]?.stringValue ?? "" }
         #expect(told.count == 60 && Set(told) == created, "\(told.count) told, \(Set(told).count) distinct")

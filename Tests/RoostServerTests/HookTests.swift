@@ -92,9 +92,9 @@ import Testing
             == ["code": 143, "error": "class Game does not exist"])
     }
 
-    /// Waits (up to 5 s) for an `after` webhook, which is told in the background.
+    /// Waits (up to 30 s: the whole suite can be slow) for an `after` webhook, which is told in the background.
     func waitForRequests(_ receiver: WebhookReceiver, count: Int) async throws -> [WebhookReceiver.Received] {
-        for _ in 0..<50 where receiver.requests.count < count { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<300 where receiver.requests.count < count { try await Task.sleep(for: .milliseconds(100)) }
         return receiver.requests
     }
 

@@ -106,7 +106,7 @@ import Testing
         #expect(names(try await search(server, "Note", "body", "word3")) == [])  // Makes body_text.
         for i in 0..<3 { _ = try await server.request("GET", "/classes/Note", query: ["where": #"{"body":"word\#(i)"}"#]) }
         var indexes: JSON = .null
-        for _ in 0..<50 where indexes["_auto_body_1"] == nil {
+        for _ in 0..<300 where indexes["_auto_body_1"] == nil {
             try await Task.sleep(nanoseconds: 100_000_000)
             indexes = try await server.request("GET", "/schemas/Note", master: true).json["indexes"] ?? .null
         }

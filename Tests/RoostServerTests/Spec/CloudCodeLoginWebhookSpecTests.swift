@@ -18,9 +18,9 @@ import Testing
                                  headers: ["X-Parse-Installation-Id": "install-1"])
     }
 
-    /// Waits (up to 5 s) for `count` posts: `after` hooks are told in the background.
+    /// Waits (up to 30 s, the whole suite can be slow) for `count` posts: `after` hooks are told in the background.
     private func posts(_ hook: ScriptedWebhook, count: Int) async throws -> [JSON] {
-        for _ in 0..<50 where hook.requests.count < count { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<300 where hook.requests.count < count { try await Task.sleep(for: .milliseconds(100)) }
         return hook.requests
     }
 

@@ -48,10 +48,10 @@ import Testing
         return try await server.request("POST", path, json: .object(body), appId: false)
     }
 
-    /// Waits (up to 5 s) for `count` requests to `hook`: `after` webhooks are told in the background.
+    /// Waits (up to 30 s, the whole suite can be slow) for `count` requests to `hook`: `after` webhooks are told in the background.
     @discardableResult
     private func waitFor(_ hook: ComputedWebhook, count: Int) async throws -> [JSON] {
-        for _ in 0..<50 where hook.requests.count < count { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<300 where hook.requests.count < count { try await Task.sleep(for: .milliseconds(100)) }
         return hook.requests
     }
 

@@ -39,9 +39,9 @@ import Testing
         try await server.results(className, ["where": ["proof": .string(id)]])
     }
 
-    /// Waits (up to 5 s) for `condition`: `after` webhooks are told in the background.
+    /// Waits (up to 30 s: the whole suite can be slow) for `condition`: `after` webhooks are told in the background.
     private func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<50 {
+        for _ in 0..<300 {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(100))
         }

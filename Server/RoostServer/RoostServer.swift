@@ -30,6 +30,8 @@ public final class RoostServer: @unchecked Sendable {
     /// Where `POST /validate_purchase` waits for Apple (`AppStore.timeout` at most each): a few at once, the rest queued.
     private let appStoreWorkers = WorkerThreads(name: "roost-appstore", count: 4)
     private let memoryTrim = MemoryTrim()
+    /// With `--extend-session-on-use`: renews sessions as they are used.
+    private let sessionRenewal: SessionRenewal?
 
     /// Opens the database in `config.dataDirectory` (creating it) and prepares the routes.
     public init(config: ServerConfig, logger: Logger) throws {
@@ -49,6 +51,8 @@ public final class RoostServer: @unchecked Sendable {
         // Best effort: a full disk must not keep the server from starting (the first sign-up creates them then).
         _ = try? storage.write { db in (try UserStore.schema(in: db), try RoleStore.schema(in: db)) }
         files = try storage.databaseFileStorage() ?? FileStore(dataDirectory: config.dataDirectory)
+        sessionRenewal = config.extendSessionOnUse && config.expireInactiveSessions
+            ? SessionRenewal(storage: storage, sessionLengthSeconds: config.sessionLengthSeconds, logger: logger) : nil
         fileExtensions = try FileExtensionPolicy(config.fileExtensions)
         UserRoutes.register(in: &router)  // Before ClassRoutes: `/classes/_User` is theirs.
         SessionRoutes.register(in: &router)
@@ -100,7 +104,7 @@ public final class RoostServer: @unchecked Sendable {
         let spool = BodySpool(directory: config.dataDirectory) { method, path in method == "POST" && path.hasPrefix(uploads) }
         let server = try HTTPServer(
             listener: listener, threads: config.threads, pinThreads: config.pinThreads,
-            maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, spool: spool, commonHeaders: CORS.headers
+            maxBodyBytes: config.maxBodyBytes, limits: config.connectionLimits, spool: spool, cors: config.cors
         ) { [unowned self] request, later in self.respond(to: request, later: later) }
         http = server
         pruner = IdempotencyPruner(storage: storage)
@@ -395,7 +399,7 @@ public final class RoostServer: @unchecked Sendable {
                 guard let session = try SessionStore.find(digest: digest, in: db) else { return nil }
                 return SessionCache.Entry(userId: session.userId, sessionId: session.objectId,
                                           expiresAt: session.expiresAt.millisecondsSince1970,
-                                          roles: try RoleStore.roleNames(of: session.userId, in: db))
+                                          updatedAt: session.updatedAt.millisecondsSince1970, roles: try RoleStore.roleNames(of: session.userId, in: db))
             }
             if let entry { storage.sessions.store(entry, for: digest, generation: generation) }
         }
@@ -403,8 +407,11 @@ public final class RoostServer: @unchecked Sendable {
         // A user whose id reads as a role's would hold that role in every ACL check (`aclSubjects`). No sign-up makes
         // one, but an edited import could: refused as Parse's `getAuthForSessionToken` refuses it.
         guard !entry.userId.hasPrefix("role:") else { throw ParseError(.internalServerError, "Invalid object ID.") }
-        guard entry.expiresAt > ParseDate.now().millisecondsSince1970 else {
-            throw ParseError(.invalidSessionToken, "Session token is expired.")
+        let now = ParseDate.now().millisecondsSince1970
+        guard entry.expiresAt > now else { throw ParseError(.invalidSessionToken, "Session token is expired.") }
+        if let sessionRenewal, entry.expiresAt < SessionRecord.neverExpires.millisecondsSince1970,
+            sessionRenewal.isDue(updatedAt: entry.updatedAt, now: now) {
+            sessionRenewal.renew(sessionId: entry.sessionId)
         }
         return AuthenticatedUser(id: entry.userId, sessionId: entry.sessionId, sessionToken: token, roles: entry.roles)
     }

@@ -30,6 +30,10 @@ public struct ServerConfig: Sendable {
     public var queryTimeoutSeconds = 5.0
     /// Connection caps and the deadlines for sending a request.
     public var connectionLimits = ConnectionLimits()
+    /// Whether a user's email and username are stored lowercased, however a create or update of `_User` spells them
+    /// (Parse's `convertEmailToLowercase`, `convertUsernameToLowercase`); queries then match only the lowercase.
+    public var convertEmailToLowercase = false
+    public var convertUsernameToLowercase = false
     public var allowClientClassCreation = true
     /// Addresses and ranges the master key is accepted from; elsewhere it is refused with 403 (Parse's
     /// `masterKeyIps`, localhost only by default; `127.0.0.1` also matches `::ffff:127.0.0.1`).
@@ -40,6 +44,8 @@ public struct ServerConfig: Sendable {
     /// Whether each HTTP thread is kept on one CPU (spread round robin over the CPUs the process may
     /// use); see `HTTPServer`. Turn it off when other busy processes share those CPUs.
     public var pinThreads = true
+    /// The CORS headers of every response: the origins allowed and headers added to Parse's (`allowOrigin`, `allowHeaders`).
+    public var cors = CORS()
     /// How long a session lasts (Parse's `sessionLength`, one year by default).
     public var sessionLengthSeconds = 31_536_000
     /// Whether sessions expire (`sessionLengthSeconds` after they start); off, they last until revoked (Parse's
@@ -48,6 +54,8 @@ public struct ServerConfig: Sendable {
     /// Whether a password change (the user's own or through a reset link) ends the user's sessions (Parse's
     /// `revokeSessionOnPasswordReset`); the user changing it gets a new one either way.
     public var revokeSessionOnPasswordReset = true
+    /// Whether a session used past half its length gets a new expiry, now plus the length (Parse's `extendSessionOnUse`).
+    public var extendSessionOnUse = false
     /// The lifetime of a new session: `nil` for one that never expires.
     var sessionLifetimeSeconds: Int? { expireInactiveSessions ? sessionLengthSeconds : nil }
     /// Password hashing; the parameters are stored with each hash, so raising them later is safe.

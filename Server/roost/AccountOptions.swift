@@ -21,8 +21,12 @@ struct AccountOptions: ParsableArguments {
     var preventSignupWithUnverifiedEmail: Bool?
     @Option(parsing: .unconditional, help: "Seconds a verification link stays valid (env ROOST_EMAIL_VERIFY_TOKEN_VALIDITY, default until used).")
     var emailVerifyTokenValidity: Int?
+    @Flag(inversion: .prefixedNo, help: "A verification link asked for again while the last is valid mails that one again, as Parse's emailVerifyTokenReuseIfValid; needs --email-verify-token-validity (env ROOST_EMAIL_VERIFY_TOKEN_REUSE_IF_VALID, default off).")
+    var emailVerifyTokenReuseIfValid: Bool?
     @Option(parsing: .unconditional, help: "Seconds a password reset link stays valid (env ROOST_RESET_TOKEN_VALIDITY, default until used or the password or email changes).")
     var resetTokenValidity: Int?
+    @Flag(inversion: .prefixedNo, help: "A reset asked for again while the last link is valid mails that link again, as Parse's resetTokenReuseIfValid; needs --reset-token-validity (env ROOST_RESET_TOKEN_REUSE_IF_VALID, default off).")
+    var resetTokenReuseIfValid: Bool?
     @Flag(inversion: .prefixedNo, help: "Answer a reset request for an unknown email as for a known one (env ROOST_RESET_PASSWORD_SUCCESS_ON_INVALID_EMAIL, default on).")
     var resetPasswordSuccessOnInvalidEmail: Bool?
     @Option(help: "Regular expression new passwords must match (env ROOST_PASSWORD_VALIDATOR_PATTERN, default none).")
@@ -57,11 +61,13 @@ struct AccountOptions: ParsableArguments {
         mail.preventLoginWithUnverifiedEmail = try settings.boolean(preventLoginWithUnverifiedEmail, "prevent-login-with-unverified-email") ?? false
         mail.preventSignupWithUnverifiedEmail = try settings.boolean(preventSignupWithUnverifiedEmail, "prevent-signup-with-unverified-email") ?? false
         mail.emailVerifyTokenValidityDuration = try settings.integer(emailVerifyTokenValidity, "email-verify-token-validity", in: 1...3_153_600_000)
+        mail.emailVerifyTokenReuseIfValid = try settings.boolean(emailVerifyTokenReuseIfValid, "email-verify-token-reuse-if-valid") ?? false
         if let problem = mail.problem() { throw ValidationError(problem) }
         config.mail = mail
 
         var policy = PasswordPolicy()
         policy.resetTokenValidityDuration = try settings.integer(resetTokenValidity, "reset-token-validity", in: 1...3_153_600_000)
+        policy.resetTokenReuseIfValid = try settings.boolean(resetTokenReuseIfValid, "reset-token-reuse-if-valid") ?? false
         policy.resetPasswordSuccessOnInvalidEmail = try settings.boolean(resetPasswordSuccessOnInvalidEmail, "reset-password-success-on-invalid-email") ?? true
         policy.validatorPattern = settings.string(passwordValidatorPattern, "password-validator-pattern")
         policy.validationError = settings.string(passwordValidationError, "password-validation-error")

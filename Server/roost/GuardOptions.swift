@@ -5,7 +5,7 @@ import RoostServer
 
 /// The flags that guard an app's data and its server, after Parse Server's options of the same job:
 /// `readOnlyMasterKey`, `maintenanceKey`, `enableAnonymousUsers`, `protectedFields` and the deprecated `userSensitiveFields`, `security`
-/// (the security check), `schema` (defined schemas) and `rateLimit`, each also a `ROOST_*` variable. A bad value stops the server with the flag or variable named.
+/// (the security check), `schema` (defined schemas), `allowOrigin`, `allowHeaders` and `rateLimit`, each also a `ROOST_*` variable. A bad value stops the server with the flag or variable named.
 struct GuardOptions: ParsableArguments {
     @Option(help: "A second master key that reads everything and writes nothing (119), as Parse's readOnlyMasterKey; from --master-key-ips only (env ROOST_READ_ONLY_MASTER_KEY, default none).")
     var readOnlyMasterKey: String?
@@ -27,6 +27,10 @@ struct GuardOptions: ParsableArguments {
     var schema: String?
     @Option(help: "Keys and values refused in request data (105), replacing Parse's default list, as Parse's requestKeywordDenylist: a JSON array such as [{\"key\": \"^secret\"}, {\"key\": \"code\", \"value\": \"eval\\\\(\"}], strings as regular expressions (env ROOST_REQUEST_KEYWORD_DENYLIST, default _bsontype with Code, constructor, __proto__).")
     var requestKeywordDenylist: String?
+    @Option(help: "Comma-separated origins browsers may call from, as Parse's allowOrigin: Access-Control-Allow-Origin is the request's Origin when it is one of them, else the first (env ROOST_ALLOW_ORIGIN, default *).")
+    var allowOrigin: String?
+    @Option(help: "Comma-separated request headers browsers may send, added to Parse's own list in Access-Control-Allow-Headers, as Parse's allowHeaders (env ROOST_ALLOW_HEADERS, default none).")
+    var allowHeaders: String?
     @Option(help: "Requests per time window per client, by path, as Parse's rateLimit: a JSON object or array such as [{\"requestPath\": \"/classes/*\", \"requestTimeWindow\": 60000, \"requestCount\": 100}]; over it, 429 (env ROOST_RATE_LIMIT, default none).")
     var rateLimit: String?
 
@@ -45,6 +49,7 @@ struct GuardOptions: ParsableArguments {
                 throw ValidationError("invalid \(source): \(error)")
             }
         }
+        try applyCORS(to: &config, settings)
         if let value = try settings.boolean(enableAnonymousUsers, "enable-anonymous-users") { config.enableAnonymousUsers = value }
         try applyProtectedFields(to: &config, settings)
         if let value = try settings.boolean(securityCheck, "security-check") { config.securityCheck.enabled = value }
@@ -68,6 +73,22 @@ struct GuardOptions: ParsableArguments {
                 throw ValidationError("invalid value for \(source): \(error)")
             }
         }
+    }
+
+    /// `--allow-origin` and `--allow-headers`: lists as Parse's `arrayParser` reads them (comma-separated, trimmed).
+    private func applyCORS(to config: inout ServerConfig, _ settings: Settings) throws {
+        func list(_ flag: String?, _ name: String, valid: (String) -> Bool, expected: String) throws -> [String] {
+            let entries = (settings.string(flag, name) ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if let bad = entries.first(where: { !valid($0) }) {
+                throw ValidationError("invalid entry in \(Settings.source(flag, name)): '\(bad)' (expected \(expected))")
+            }
+            return entries
+        }
+        let origins = try list(allowOrigin, "allow-origin", valid: { CORS.isHeaderSafe($0) && !$0.contains(" ") },
+                               expected: "an origin such as https://example.com, or *")
+        let headers = try list(allowHeaders, "allow-headers", valid: CORS.isHeaderName, expected: "a header name")
+        config.cors = CORS(origins: origins, extraAllowedHeaders: headers)
     }
 
     /// `--protected-fields` and `--user-sensitive-fields`, merged with Parse's default as Parse merges them.

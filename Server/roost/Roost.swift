@@ -61,11 +61,17 @@ struct Serve: ParsableCommand {
     var idempotencyTtl: Int?
     @Flag(inversion: .prefixedNo, help: "Let creates carry their own objectId (env ROOST_ALLOW_CUSTOM_OBJECT_ID, default off).")
     var allowCustomObjectId: Bool?
+    @Flag(inversion: .prefixedNo, help: "Store users' emails lowercased, as Parse's convertEmailToLowercase (env ROOST_CONVERT_EMAIL_TO_LOWERCASE, default off).")
+    var convertEmailToLowercase: Bool?
+    @Flag(inversion: .prefixedNo, help: "Store usernames lowercased, as Parse's convertUsernameToLowercase (env ROOST_CONVERT_USERNAME_TO_LOWERCASE, default off).")
+    var convertUsernameToLowercase: Bool?
     @Option(parsing: .unconditional, help: "Length of the object ids made, 10 to 128, as Parse's objectIdSize (env ROOST_OBJECT_ID_SIZE, default 10).")
     var objectIdSize: Int?
     @Option(parsing: .unconditional, help: "Session lifetime in seconds (env ROOST_SESSION_LENGTH, default 31536000 = 1 year).") var sessionLength: Int?
     @Flag(inversion: .prefixedNo, help: "Let sessions expire --session-length after they start; off, they last until revoked and show no expiresAt, as Parse's expireInactiveSessions (env ROOST_EXPIRE_INACTIVE_SESSIONS, default on).")
     var expireInactiveSessions: Bool?
+    @Flag(inversion: .prefixedNo, help: "Give a session used after half its --session-length a new expiry, now plus the length, as Parse's extendSessionOnUse (env ROOST_EXTEND_SESSION_ON_USE, default off).")
+    var extendSessionOnUse: Bool?
     @Flag(inversion: .prefixedNo, help: "End a user's sessions when the password changes, by the user or a reset link, as Parse's revokeSessionOnPasswordReset (env ROOST_REVOKE_SESSION_ON_PASSWORD_RESET, default on).")
     var revokeSessionOnPasswordReset: Bool?
     @Option(parsing: .unconditional, help: "PBKDF2-SHA256 iterations for new password hashes (env ROOST_PASSWORD_ITERATIONS, default 600000).")
@@ -137,8 +143,13 @@ struct Serve: ParsableCommand {
         if let value = try settings.integer(defaultLimit, "default-limit", in: positive) { config.defaultLimit = value }
         if let value = try settings.integer(idempotencyTtl, "idempotency-ttl", in: positive) { config.idempotencyTTLSeconds = value }
         if let value = try settings.boolean(allowCustomObjectId, "allow-custom-object-id") { config.allowCustomObjectId = value }
+        if let value = try settings.boolean(convertEmailToLowercase, "convert-email-to-lowercase") { config.convertEmailToLowercase = value }
+        if let value = try settings.boolean(convertUsernameToLowercase, "convert-username-to-lowercase") {
+            config.convertUsernameToLowercase = value
+        }
         if let value = try settings.integer(objectIdSize, "object-id-size", in: 10...128) { config.objectIdSize = value }
         if let value = try settings.boolean(expireInactiveSessions, "expire-inactive-sessions") { config.expireInactiveSessions = value }
+        if let value = try settings.boolean(extendSessionOnUse, "extend-session-on-use") { config.extendSessionOnUse = value }
         if let value = try settings.boolean(revokeSessionOnPasswordReset, "revoke-session-on-password-reset") {
             config.revokeSessionOnPasswordReset = value
         }

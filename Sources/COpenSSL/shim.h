@@ -6,5 +6,6 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/sha.h>
+#include <openssl/hmac.h>
 
 #endif

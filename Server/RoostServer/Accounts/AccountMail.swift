@@ -10,7 +10,9 @@ enum AccountMail {
         guard let email = user.fields["email"]?.stringValue, MailMessage.isDeliverable(email), mail.isComplete,
             try mayQueue(.verifyEmail, for: user.objectId, asked: asked, context: context, in: db)
         else { return }
-        let token = try AccountTokens.issue(.verifyEmail, for: user.objectId, lifetimeSeconds: mail.emailVerifyTokenValidityDuration, in: db)
+        // A sign-up's or new email's link is new; one asked for again may be the same (Parse's `regenerateEmailVerifyToken`).
+        let token = try linkToken(.verifyEmail, for: user.objectId, reusable: mail.emailVerifyTokenReuseIfValid, reuse: asked,
+                                  lifetimeSeconds: mail.emailVerifyTokenValidityDuration, context: context, in: db)
         try queue(.verifyEmail, to: email, user: user, link: link("verify_email", token: token, user: user, context: context),
                   context: context, in: db)
     }
@@ -23,10 +25,24 @@ enum AccountMail {
             MailMessage.isDeliverable(recipient), mail.isComplete,
             try mayQueue(.resetPassword, for: user.objectId, asked: true, context: context, in: db)
         else { return }
-        let token = try AccountTokens.issue(.resetPassword, for: user.objectId,
-                                            lifetimeSeconds: context.config.passwordPolicy.resetTokenValidityDuration, in: db)
+        let policy = context.config.passwordPolicy
+        let token = try linkToken(.resetPassword, for: user.objectId, reusable: policy.resetTokenReuseIfValid, reuse: true,
+                                  lifetimeSeconds: policy.resetTokenValidityDuration, context: context, in: db)
         try queue(.passwordReset, to: recipient, user: user,
                   link: link("request_password_reset", token: token, user: user, context: context), context: context, in: db)
+    }
+
+    /// The token of a link to mail. `reusable` (Parse's `emailVerifyTokenReuseIfValid`, `resetTokenReuseIfValid`): a token
+    /// that can be made again, and with `reuse` the user's good one made again if there is one. Otherwise a random one.
+    private static func linkToken(_ purpose: AccountTokens.Purpose, for userId: String, reusable: Bool, reuse: Bool,
+                                  lifetimeSeconds: Int?, context: RequestContext, in db: any SQLConnection) throws -> String {
+        // An empty key would make derived tokens guessable (roost serve always has a master key; a bare config may not).
+        guard reusable, !context.config.masterKey.isEmpty else {
+            return try AccountTokens.issue(purpose, for: userId, lifetimeSeconds: lifetimeSeconds, in: db)
+        }
+        let key = AccountTokens.derivationKey(masterKey: context.config.masterKey)
+        if reuse, let token = try AccountTokens.reusable(purpose, of: userId, key: key, in: db) { return token }
+        return try AccountTokens.issue(purpose, for: userId, lifetimeSeconds: lifetimeSeconds, derivingWith: key, in: db)
     }
 
     /// Whether to issue a link and queue its mail: not when the same link was asked for within the resend interval

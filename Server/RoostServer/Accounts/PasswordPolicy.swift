@@ -15,6 +15,9 @@ public struct PasswordPolicy: Sendable, Equatable {
     public var maxPasswordHistory: Int?
     /// Seconds a password reset link stays valid; unset: until used or the password or email changes.
     public var resetTokenValidityDuration: Int?
+    /// A reset asked for again while the last link is good mails that link again (Parse's `resetTokenReuseIfValid`;
+    /// needs a validity).
+    public var resetTokenReuseIfValid = false
     /// Whether `/requestPasswordReset` answers `{}` for an email no user has (Parse's default), so the reply
     /// does not tell who has an account; off: 101 `A user with that email does not exist.`
     public var resetPasswordSuccessOnInvalidEmail = true
@@ -32,6 +35,9 @@ public struct PasswordPolicy: Sendable, Equatable {
         if let age = maxPasswordAge, !(age >= 0) || !age.isFinite { return "passwordPolicy.maxPasswordAge must be a positive number" }
         if let duration = resetTokenValidityDuration, duration <= 0 {
             return "passwordPolicy.resetTokenValidityDuration must be a positive number"
+        }
+        if resetTokenReuseIfValid, resetTokenValidityDuration == nil {
+            return "You cannot use resetTokenReuseIfValid without resetTokenValidityDuration"
         }
         if let pattern = validatorPattern, !CompiledRegex.accepts(pattern: pattern, options: "") {
             return "passwordPolicy.validatorPattern must be a regex string or RegExp object."

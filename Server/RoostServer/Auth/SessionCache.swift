@@ -9,6 +9,8 @@ final class SessionCache: @unchecked Sendable {
         let userId: String
         let sessionId: String
         let expiresAt: Int64
+        /// When the session last changed (ms): `SessionRenewal` renews one whose last change is old enough.
+        let updatedAt: Int64
         let roles: [String]
     }
 

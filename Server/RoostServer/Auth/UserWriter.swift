@@ -25,7 +25,7 @@ enum UserWriter {
         var result = Credentials(rest: [:])
         if let value = rest.removeValue(forKey: "username") {
             guard let username = value.stringValue, !username.isEmpty else { throw ParseError(.usernameMissing, "bad or missing username") }
-            result.username = username
+            result.username = context.config.convertUsernameToLowercase ? username.lowercased() : username
         }
         if let value = rest.removeValue(forKey: "password") {
             guard let password = value.stringValue, !password.isEmpty else { throw ParseError(.passwordMissing, "password is required") }
@@ -37,7 +37,7 @@ enum UserWriter {
         if let email = rest["email"]?.stringValue {
             guard isPlausibleEmail(email) else { throw ParseError(.invalidEmailAddress, "Email address format is invalid.") }
             rest.removeValue(forKey: "email")
-            result.email = email
+            result.email = context.config.convertEmailToLowercase ? email.lowercased() : email
         }
         if let value = rest.removeValue(forKey: "authData") {
             guard case .object(let providers) = value else { throw ParseError(.unsupportedService, "This authentication method is unsupported.") }

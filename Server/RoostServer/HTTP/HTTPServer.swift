@@ -58,8 +58,8 @@ public final class HTTPServer: @unchecked Sendable {
         guard target.count <= maximumTargetBytes else { return false }
         return target.lazy.filter { $0 == UInt8(ascii: "&") }.count < maximumQueryParameters
     }
-    /// Headers added to every response (CORS).
-    let commonHeaders: [(String, String)]
+    /// The CORS headers added to every response.
+    let cors: CORS
     let limits: ConnectionLimits
     private let listenSocket: Int32
     private let daemons: UnsafeMutableBufferPointer<OpaquePointer?>
@@ -88,11 +88,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// - Throws: `HTTPServerError.cannotStart` when the daemons cannot be started.
     public init(listener: consuming ListeningSocket, threads: Int, pinThreads: Bool, maxBodyBytes: Int,
                 limits: ConnectionLimits = ConnectionLimits(), spool: BodySpool? = nil,
-                commonHeaders: [(String, String)], handler: @escaping Handler) throws {
+                cors: CORS = CORS(), handler: @escaping Handler) throws {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.spool = spool
-        self.commonHeaders = commonHeaders
+        self.cors = cors
         var limits = limits
         limits.maxConnections = min(limits.maxConnections, Self.raiseDescriptorLimit() - Self.reservedDescriptors)
         self.limits = limits
@@ -273,7 +273,8 @@ public final class HTTPServer: @unchecked Sendable {
         guard let mhdResponse else { return MHD_Result.NO }
         // The response's own first: MHD wants an upgrade's `Connection` header at the head of the list.
         for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
-        for (name, value) in commonHeaders { _ = MHD_add_response_header(mhdResponse, name, value) }
+        _ = MHD_add_response_header(mhdResponse, "Access-Control-Allow-Origin", cors.allowedOrigin(requestHeaders: state.request?.headers))
+        for (name, value) in cors.fixedHeaders { _ = MHD_add_response_header(mhdResponse, name, value) }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result

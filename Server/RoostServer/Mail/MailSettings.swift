@@ -20,6 +20,9 @@ public struct MailSettings: Sendable {
     public var preventSignupWithUnverifiedEmail = false
     /// Seconds a verification link stays valid; nil: until used or replaced.
     public var emailVerifyTokenValidityDuration: Int?
+    /// A verification link asked for again while the last is good mails that one again, not a new one (Parse's
+    /// `emailVerifyTokenReuseIfValid`; needs a validity).
+    public var emailVerifyTokenReuseIfValid = false
     /// The mails' texts (`MailTemplates.load` reads the data directory's overrides at start-up).
     public var templates = MailTemplates()
     /// Test-only: the longest wait between two tries of a mail (5 minutes by default).
@@ -63,6 +66,9 @@ public struct MailSettings: Sendable {
         }
         if let duration = emailVerifyTokenValidityDuration, duration <= 0 {
             return "Email verify token validity duration must be a value greater than 0."
+        }
+        if emailVerifyTokenReuseIfValid, emailVerifyTokenValidityDuration == nil {
+            return "You cannot use emailVerifyTokenReuseIfValid without emailVerifyTokenValidityDuration"
         }
         return nil
     }

@@ -38,6 +38,46 @@ import Testing
         #expect(try accounts.page(second).location?.contains("verify_email_success.html") == true)
     }
 
+    // spec: EmailVerificationToken.spec.js: should match codes with emailVerifyTokenReuseIfValid
+    /// A link asked for again while good is mailed again and works; a new email gets a new link (Parse reuses only on a
+    /// resend); a server started with another master key cannot make the old link again and mails a new one.
+    @Test func aResendMailsTheSameLinkWhileItIsGood() async throws {
+        let flags = ["--verify-user-emails", "--email-verify-token-validity", "300", "--email-verify-token-reuse-if-valid"]
+        let accounts = try AccountServer(flags, environment: noResendInterval)
+        let user = try await accounts.api.signUp("resends_verification_token", "expiringToken", ["email": "user@example.com"])
+        let first = try #require(token(in: try await accounts.sink.waitForMails(1).first?.link))
+        let resend = try await accounts.api.send("POST", "/verificationEmailRequest", json: ["email": "user@example.com"])
+        #expect(resend.status == 200 && resend.text == "{}")
+        let again = try #require(try await accounts.sink.waitForMails(2).last?.link)
+        #expect(token(in: again) == first)
+
+        let changed = try await accounts.api.send("PUT", "/users/\(user.id)", json: ["email": "other@example.com"],
+                                                  headers: ["X-Parse-Session-Token": user.token])
+        #expect(changed.status == 200, "\(changed.text)")
+        let third = try #require(token(in: try await accounts.sink.waitForMails(3).last?.link))
+        #expect(third != first)
+        #expect(try accounts.page(again).location?.contains("invalid_verification_link.html") == true)
+        accounts.api.server.stop()
+
+        // The last --master-key given wins.
+        let restarted = try AccountServer(flags + ["--master-key", "another-master-key"], sink: accounts.sink, port: accounts.port,
+                                          dataDirectory: accounts.api.server.dataDirectory, environment: noResendInterval)
+        _ = try await restarted.api.send("POST", "/verificationEmailRequest", json: ["email": "other@example.com"])
+        let fourth = try #require(try await restarted.sink.waitForMails(4).last?.link)
+        #expect(token(in: fourth) != third)
+        #expect(try restarted.page(fourth).location?.contains("verify_email_success.html") == true)
+    }
+
+    // spec-differs: EmailVerificationToken.spec.js: should throw with invalid emailVerifyTokenReuseIfValid -- a switch: its variable set to a value that is no boolean stops the start naming the variable (not Parse's message); without a validity, Parse's message
+    @Test func verifyTokenReuseNeedsABooleanAndAValidity() throws {
+        let notBoolean = try StartAttempt(["--email-verify-token-validity", "300"],
+                                          environment: ["ROOST_EMAIL_VERIFY_TOKEN_REUSE_IF_VALID": "[]"])
+        #expect(!notBoolean.started && notBoolean.log.contains("ROOST_EMAIL_VERIFY_TOKEN_REUSE_IF_VALID"), "\(notBoolean.log)")
+        let noValidity = try StartAttempt(["--email-verify-token-reuse-if-valid"])
+        #expect(!noValidity.started && noValidity.log.contains(
+            "You cannot use emailVerifyTokenReuseIfValid without emailVerifyTokenValidityDuration"), "\(noValidity.log)")
+    }
+
     // spec: EmailVerificationToken.spec.js: should not send a new verification email when a resend is requested and the user is VERIFIED
     // spec: EmailVerificationToken.spec.js: should not send a new verification email if this user does not exist
     // spec: EmailVerificationToken.spec.js: should fail if no email is supplied

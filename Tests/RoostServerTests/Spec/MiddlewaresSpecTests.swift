@@ -4,8 +4,7 @@ import Testing
 
 /// Parse Server's spec/Middlewares.spec.js over HTTP: what `handleParseHeaders` and `allowCrossDomain` decide, seen
 /// from a client (the spec calls them on fake requests). Not carried: `trustProxy`, `userFromJWT` and the maintenance
-/// key (Express and Cloud Code internals), and custom `allowHeaders` / `allowOrigin` (Roost answers Parse's defaults
-/// and has no option to change them).
+/// key (Express and Cloud Code internals). `allowOrigin` and `allowHeaders` are `--allow-origin` and `--allow-headers`.
 @Suite struct MiddlewaresSpecTests {
     private func status(_ server: TestServer, headers: [String: String]) async throws -> Int {
         try await server.request("GET", "/classes/Thing", headers: headers).status
@@ -84,6 +83,55 @@ import Testing
             "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, "
             + "X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, Content-Type, Pragma, "
             + "Cache-Control") == true)
+    }
+
+    private func corsHeader(_ response: TestResponse, _ name: String) -> String? {
+        response.headers.first { $0.key.lowercased() == name.lowercased() }?.value
+    }
+
+    // spec: Middlewares.spec.js: should append custom headers to Access-Control-Allow-Headers if allowHeaders provided
+    @Test func allowHeadersAreAddedToParsesList() async throws {
+        let server = try TestServer(arguments: ["--allow-headers", "Header-1, Header-2"])
+        for method in ["GET", "OPTIONS"] {
+            let allowed = corsHeader(try await server.request(method, "/classes/Thing"), "Access-Control-Allow-Headers") ?? ""
+            #expect(allowed.hasPrefix("X-Parse-Master-Key, ") && allowed.hasSuffix("Cache-Control, Header-1, Header-2"), "\(method): \(allowed)")
+        }
+    }
+
+    // spec: Middlewares.spec.js: should set custom origin to Access-Control-Allow-Origin if allowOrigin is provided
+    @Test func oneAllowedOriginIsAlwaysTheAnswer() async throws {
+        let server = try TestServer(environment: ["ROOST_ALLOW_ORIGIN": "https://parseplatform.org/"])
+        for origin in [nil, "https://parseplatform.org/", "https://elsewhere.example"] {
+            let response = try await server.request("GET", "/classes/Thing", headers: origin.map { ["Origin": $0] } ?? [:])
+            #expect(corsHeader(response, "Access-Control-Allow-Origin") == "https://parseplatform.org/", "\(String(describing: origin))")
+            #expect(corsHeader(response, "Vary") == nil)
+        }
+    }
+
+    // spec: Middlewares.spec.js: should support multiple origins if several are defined in allowOrigin as an array
+    /// Several origins: the request's own when listed, else the first, on answers, preflights and errors alike; and
+    /// `Vary: Origin` (not sent by Parse), so a shared cache does not hand one origin's answer to another.
+    @Test func severalAllowedOriginsAnswerTheRequestsOwn() async throws {
+        let server = try TestServer(arguments: ["--allow-origin", "https://a.com,https://b.com, https://c.com"])
+        for (origin, expected) in [("https://a.com", "https://a.com"), ("https://b.com", "https://b.com"),
+                                   ("https://c.com", "https://c.com"), ("https://unauthorized.com", "https://a.com")] {
+            for (method, path) in [("GET", "/classes/Thing"), ("OPTIONS", "/classes/Thing"), ("GET", "/classes/_Nope")] {
+                let response = try await server.request(method, path, headers: ["Origin": origin])
+                #expect(corsHeader(response, "Access-Control-Allow-Origin") == expected, "\(origin) \(method) \(path)")
+                #expect(corsHeader(response, "Vary") == "Origin")
+            }
+        }
+        #expect(corsHeader(try await server.request("GET", "/classes/Thing"), "Access-Control-Allow-Origin") == "https://a.com")
+    }
+
+    /// A value that could not be sent as a header (a line break would start a header of the client's choosing) or is no
+    /// header name stops the start, naming the flag or variable and the entry.
+    @Test func anOriginOrHeaderThatIsNoHeaderValueStopsTheStart() throws {
+        let badOrigin = try StartAttempt(["--allow-origin", "https://a.com,https://b.com\r\nSet-Cookie: x=1"])
+        #expect(!badOrigin.started && badOrigin.log.contains("--allow-origin"), "\(badOrigin.log)")
+        let badHeader = try StartAttempt([], environment: ["ROOST_ALLOW_HEADERS": "X-Good, Bad Header"])
+        #expect(!badHeader.started && badHeader.log.contains("ROOST_ALLOW_HEADERS") && badHeader.log.contains("'Bad Header'"),
+                "\(badHeader.log)")
     }
 
     // spec: Middlewares.spec.js: should give invalid response when upload file without x-parse-application-id in header

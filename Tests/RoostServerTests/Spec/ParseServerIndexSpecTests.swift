@@ -78,10 +78,12 @@ import Testing
 
     // spec-differs: index.spec.js: fails if you try to set revokeSessionOnPasswordReset to non-boolean -- a switch on the command line (`--no-revoke-session-on-password-reset`); its variable set to what is not a boolean stops the start, naming the variable and the value
     // spec-differs: index.spec.js: should throw when revokeSessionOnPasswordReset is invalid -- as above
-    @Test func aNonBooleanRevokeSessionOnPasswordResetStopsTheServer() throws {
-        let attempt = try StartAttempt([], environment: ["ROOST_REVOKE_SESSION_ON_PASSWORD_RESET": "non-bool"])
+    // spec-differs: index.spec.js: should throw when extendSessionOnUse is invalid -- as above (`--extend-session-on-use`)
+    @Test(arguments: [("ROOST_REVOKE_SESSION_ON_PASSWORD_RESET", "non-bool"), ("ROOST_EXTEND_SESSION_ON_USE", "yolo")])
+    func aSwitchVariableThatIsNoBooleanStopsTheServer(variable: String, value: String) throws {
+        let attempt = try StartAttempt([], environment: [variable: value])
         #expect(!attempt.started)
         #expect(attempt.status != 0)
-        #expect(attempt.log.contains("ROOST_REVOKE_SESSION_ON_PASSWORD_RESET") && attempt.log.contains("non-bool"), "\(attempt.log)")
+        #expect(attempt.log.contains(variable) && attempt.log.contains(value), "\(attempt.log)")
     }
 }

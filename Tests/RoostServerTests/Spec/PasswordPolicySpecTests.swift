@@ -131,6 +131,32 @@ import Testing
                           form: [("new_password", password), ("token", token), ("username", "user1")], headers: headers)
     }
 
+    // spec: PasswordPolicy.spec.js: should keep reset token with resetTokenReuseIfValid
+    /// A reset asked for again while the link is good mails the same link; once used, the next is new (without the
+    /// option every request mails a new link: `eachRequestMailsANewLink`).
+    @Test func aResetAskedForAgainMailsTheSameLinkWhileItIsGood() async throws {
+        let accounts = try AccountServer(["--reset-token-validity", "300", "--reset-token-reuse-if-valid"], environment: noResendInterval)
+        let first = try await resetLink(accounts)
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "user1@parse.com"])
+        #expect(token(in: try await accounts.sink.waitForMails(2).last?.link) == first)
+        #expect(try reset(accounts, first, "changed1").body.contains("password_reset_success.html"))
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "user1@parse.com"])
+        let third = try #require(token(in: try await accounts.sink.waitForMails(3).last?.link))
+        #expect(third != first && third.count == 32)
+        #expect(try accounts.page("/parse/apps/\(TestServer.applicationId)/request_password_reset?token=\(first)&username=user1").location
+                == "\(accounts.publicURL)/apps/invalid_link.html")
+        _ = try await accounts.api.logIn("user1", "changed1")
+    }
+
+    // spec-differs: PasswordPolicy.spec.js: should throw with invalid resetTokenReuseIfValid -- a switch: its variable set to a value that is no boolean stops the start naming the variable (not Parse's message); without a validity, Parse's message
+    @Test func resetTokenReuseNeedsABooleanAndAValidity() throws {
+        let notBoolean = try StartAttempt(["--reset-token-validity", "300"], environment: ["ROOST_RESET_TOKEN_REUSE_IF_VALID": "[]"])
+        #expect(!notBoolean.started && notBoolean.log.contains("ROOST_RESET_TOKEN_REUSE_IF_VALID"), "\(notBoolean.log)")
+        let noValidity = try StartAttempt(["--reset-token-reuse-if-valid"])
+        #expect(!noValidity.started && noValidity.log.contains("You cannot use resetTokenReuseIfValid without resetTokenValidityDuration"),
+                "\(noValidity.log)")
+    }
+
     // spec: PasswordPolicy.spec.js: should reset password if new password conforms to password policy
     // spec: PasswordPolicy.spec.js: should fail to reset password if the new password does not conform to password policy
     @Test func resetFollowsThePattern() async throws {

@@ -15,9 +15,9 @@ enum SignUp {
                 throw ParseError(.passwordMissing, "password is required")
             }
         }
-        let credentials = try UserWriter.credentials(from: body, context: context)
+        var credentials = try UserWriter.credentials(from: body, context: context)
         if case .some(.some(let anonymousId)) = credentials.anonymousId, credentials.password == nil {
-            return try anonymous(anonymousId, credentials, context: context)
+            return try anonymous(anonymousId, credentials, body: body, context: context)
         }
         guard credentials.username != nil else { throw ParseError(.usernameMissing, "bad or missing username") }
         guard let password = credentials.password else { throw ParseError(.passwordMissing, "password is required") }
@@ -30,11 +30,21 @@ enum SignUp {
                                "sessionToken": update.body["sessionToken"] ?? .null]
             return APIResponse(status: 201, body: reply, headers: [location(caller.id, context)])
         }
+        let triggers = try Triggers(UserStore.className, context: context)
+        var changedByTrigger: [String] = []
+        if triggers.has("beforeSave") {
+            // As for any class: a caller the class permissions refuse never reaches the hook.
+            _ = try context.read { db in try ClassPermissions.check(.create, try SchemaStore.load(UserStore.className, in: db), context: context) }
+            let (saved, changed) = try UserTriggers.beforeSave(triggers, body: body, current: nil, context: context)
+            credentials = try UserWriter.credentials(from: saved, context: context)
+            changedByTrigger = changed
+            guard credentials.username != nil else { throw ParseError(.usernameMissing, "bad or missing username") }
+        }
         try context.config.passwordPolicy.check(password, username: credentials.username)
         let hash = try context.hashPassword(password)  // Before taking the writer (hashed ahead inside a batch).
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
         let withholdsSession = EmailVerification.withholdsSession(signingUpWithEmail: credentials.email, context: context)
-        let response = try context.write { db in
+        let (response, saved) = try context.write { [credentials] db in
             let schema = try UserStore.schema(in: db)
             try UserWriter.checkUnique(credentials, userId: nil, schema: schema, in: db)
             let (user, defaulted) = try insert(credentials, changes, schema: schema, context: context, in: db)
@@ -44,13 +54,15 @@ enum SignUp {
             }
             var body: [String: JSON] = ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso)]
             for field in defaulted { body[field] = user.fields[field] }
+            ObjectWriter.echo(changedByTrigger, of: user, into: &body)
             // With log-ins waiting for a verified email, a sign-up starts no session either (Parse's `rejectSignup`).
             if !withholdsSession {
                 body["sessionToken"] = .string(
                     try UserWriter.startSession(for: user.objectId, action: "signup", provider: "password", context: context, in: db))
             }
-            return APIResponse(status: 201, body: .object(body), headers: [location(user.objectId, context)])
+            return (APIResponse(status: 201, body: .object(body), headers: [location(user.objectId, context)]), user)
         }
+        triggers.afterSave(saved.wireJSON(), original: nil)
         guard withholdsSession, context.config.mail.preventSignupWithUnverifiedEmail else { return response }
         // After the commit: the user and its mail exist, as in Parse. In a shared write, thrown now it would undo them.
         let unverified = ParseError(.emailNotFound, "User email is not verified.")
@@ -63,17 +75,38 @@ enum SignUp {
     /// New anonymous id: 201 with a generated username. Known id: a log-in, 200 with the whole user. With a session
     /// (Parse's `RestWrite.handleAuthData`): another user's id is refused (208), and no new session is started, so the
     /// answers hold no `sessionToken` (`createSessionTokenIfNeeded` returns early when a user sends auth data).
-    private static func anonymous(_ anonymousId: String, _ credentials: UserWriter.Credentials,
+    private static func anonymous(_ anonymousId: String, _ credentials: UserWriter.Credentials, body: [String: JSON],
                                   context: RequestContext) throws -> APIResponse {
+        var credentials = credentials
+        var changedByTrigger: [String] = []
+        let triggers = try Triggers(UserStore.className, context: context)
+        // A new anonymous user is a save (Parse runs `beforeSave`); a known id's log-in is not.
+        if triggers.has("beforeSave"), try !anonymousIdExists(anonymousId, context: context) {
+            _ = try context.read { db in try ClassPermissions.check(.create, try SchemaStore.load(UserStore.className, in: db), context: context) }
+            let (saved, changed) = try UserTriggers.beforeSave(triggers, body: body, current: nil, context: context)
+            credentials = try UserWriter.credentials(from: saved, context: context)
+            credentials.anonymousId = .some(anonymousId)
+            changedByTrigger = changed
+        }
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
-        var response = try anonymousWrite(anonymousId, credentials, changes, context: context)
+        let (written, created) = try anonymousWrite(anonymousId, credentials, changes, changedByTrigger: changedByTrigger, context: context)
+        if let created { triggers.afterSave(created.wireJSON(), original: nil) }
+        var response = written
         // A log-in answers the whole user, its files with their URLs (Parse's `expandFilesForExistingObjects`).
         if response.status == 200 { response.body = try UserRoutes.withFileURLs(response.body, context: context) }
         return response
     }
 
+    private static func anonymousIdExists(_ anonymousId: String, context: RequestContext) throws -> Bool {
+        try context.read { db in
+            guard let schema = try SchemaStore.load(UserStore.className, in: db) else { return false }
+            return try UserStore.find(anonymousId: anonymousId, schema: schema, in: db) != nil
+        }
+    }
+
+    /// The answer, and the user when one was created.
     private static func anonymousWrite(_ anonymousId: String, _ credentials: UserWriter.Credentials, _ changes: ObjectWriter.Changes,
-                                       context: RequestContext) throws -> APIResponse {
+                                       changedByTrigger: [String], context: RequestContext) throws -> (APIResponse, StoredObject?) {
         try context.write { db in
             let schema = try UserStore.schema(in: db)
             let existing = try UserStore.find(anonymousId: anonymousId, schema: schema, in: db)?.decoded()
@@ -87,7 +120,7 @@ enum SignUp {
                 let token = context.user != nil ? nil
                     : try UserWriter.startSession(for: existing.objectId, action: "login", provider: "anonymous", context: context, in: db)
                 let body = UserStore.wireJSON(existing, viewerId: existing.objectId, isMaster: false, sessionToken: token)
-                return APIResponse(status: 200, body: body, headers: [location(existing.objectId, context)])
+                return (APIResponse(status: 200, body: body, headers: [location(existing.objectId, context)]), nil)
             }
             var generated = credentials
             if generated.username == nil { generated.username = try SecureRandom.alphanumeric(25) }
@@ -98,11 +131,12 @@ enum SignUp {
             var body: [String: JSON] = ["objectId": .string(user.objectId), "createdAt": .string(user.createdAt.iso),
                                         "username": .string(generated.username!)]
             for field in defaulted { body[field] = user.fields[field] }
+            ObjectWriter.echo(changedByTrigger, of: user, into: &body)
             if context.user == nil {
                 body["sessionToken"] = .string(
                     try UserWriter.startSession(for: user.objectId, action: "login", provider: "anonymous", context: context, in: db))
             }
-            return APIResponse(status: 201, body: .object(body), headers: [location(user.objectId, context)])
+            return (APIResponse(status: 201, body: .object(body), headers: [location(user.objectId, context)]), user)
         }
     }
 

@@ -12,6 +12,13 @@ enum UserUpdate {
     ///   `signup`, as a sign-up's.
     static func handle(_ userId: String, body: [String: JSON], context: RequestContext, signingUp: Bool = false) throws -> APIResponse {
         try checkSession(context, refusal: "Cannot modify user \(userId).")
+        let triggers = try Triggers(UserStore.className, context: context)
+        var body = body
+        var changedByTrigger: [String] = []
+        if triggers.has("beforeSave") {
+            (body, changedByTrigger) = try UserTriggers.beforeSave(triggers, body: body, current: try current(userId, .update, triggers, context),
+                                                                   context: context)
+        }
         let credentials = try UserWriter.credentials(from: body, context: context)
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: false)
         if let password = credentials.password { try checkPolicy(password, credentials.username, userId: userId, context: context) }
@@ -23,9 +30,10 @@ enum UserUpdate {
         // The new session's `createdWith`, as Parse's `createSessionToken`: a log-in with the providers the body's
         // `authData` names (unlinking one too), else a sign-up with a password.
         let providers = signingUp ? "" : (body["authData"]?.objectValue?.keys.sorted().joined(separator: ",") ?? "")
-        return try context.write { db in
+        let (response, saved, original) = try context.write { [body] db in
             let schema = try UserStore.schema(in: db)
             var user = try writableUser(userId, for: .update, from: schema, context: context, in: db)
+            let original = user
             if setsCredentials, !context.isMaster, let caller = context.user { try checkStillEntitled(caller, userId, in: db) }
             try UserWriter.checkUnique(credentials, userId: userId, schema: schema, in: db)
             var changes = changes
@@ -40,6 +48,7 @@ enum UserUpdate {
 
             var reply: [String: JSON] = ["updatedAt": .string(user.updatedAt.iso)]
             for (key, operation) in changes.operations where operation.echoesResult { reply[key] = user.fields[key] ?? .null }
+            ObjectWriter.echo(changedByTrigger, of: user, into: &reply)
             if endsResetLinks { try AccountTokens.revoke(.resetPassword, of: userId, in: db) }
             if verifiesEmail { try AccountMail.queueVerification(for: user, context: context, in: db) }
             if let hash {
@@ -57,7 +66,19 @@ enum UserUpdate {
                 reply["sessionToken"] = .string(try UserWriter.startSession(for: userId, action: "login", provider: providers,
                                                                              context: context, in: db))
             }
-            return APIResponse(body: .object(reply))
+            return (APIResponse(body: .object(reply)), user, original)
+        }
+        triggers.afterSave(saved.wireJSON(), original: original.wireJSON())
+        return response
+    }
+
+    /// The stored user as a `before` hook is shown it, once the caller may write it (refused as a write would be).
+    private static func current(_ userId: String, _ operation: ClassPermissions.Operation, _ triggers: Triggers,
+                                _ context: RequestContext) throws -> StoredObject {
+        do {
+            return try triggers.current(userId, for: operation)
+        } catch let error as ParseError where error.code == .objectNotFound {
+            throw missingUser(context)
         }
     }
 
@@ -81,15 +102,19 @@ enum UserUpdate {
 
     static func delete(_ userId: String, context: RequestContext) throws -> APIResponse {
         try checkSession(context, refusal: "Insufficient auth to delete user")
-        try context.write { db in
+        let triggers = try Triggers(UserStore.className, context: context)
+        if triggers.has("beforeDelete") { try triggers.beforeDelete(try current(userId, .delete, triggers, context).wireJSON()) }
+        let deleted = try context.write { db in
             guard let schema = try SchemaStore.load(UserStore.className, in: db) else { throw missingUser(context) }
-            _ = try writableUser(userId, for: .delete, from: schema, context: context, in: db)
+            let user = try writableUser(userId, for: .delete, from: schema, context: context, in: db)
             guard try ObjectStore.delete(userId, from: schema, in: db) else { throw missingUser(context) }
             try UserStore.deletePassword(of: userId, in: db)
             try AccountTokens.revokeAll(of: userId, in: db)
             try AccountLockout.clear(userId, in: db)
             try SessionStore.deleteAll(userId: userId, in: db)
+            return user
         }
+        triggers.afterDelete(deleted.wireJSON())
         return APIResponse(body: [:])
     }
 

@@ -99,7 +99,7 @@ enum HookRoutes {
         let supported = className.hasPrefix("_") ? Triggers.systemClassTriggers[className, default: []] : Triggers.supported
         guard supported.contains(triggerName) else {
             throw ParseError(.webhookError, "Roost runs \(Triggers.supported.sorted().joined(separator: ", ")) webhooks on the app's own classes, "
-                                 + "beforeLogin and afterLogin on _User, afterLogout on _Session.")
+                                 + "_User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session.")
         }
         return Hook(target: .trigger(className: className, triggerName: triggerName), url: url)
     }

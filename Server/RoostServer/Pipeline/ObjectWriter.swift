@@ -78,7 +78,7 @@ enum ObjectWriter {
 
     /// Parse answers the fields a `beforeSave` webhook changed with their saved values, and one it removed with the
     /// `Delete` it answered (Parse's `_updateResponseWithData`, for clients that support a forwarded delete).
-    private static func echo(_ keys: [String], of object: StoredObject, into response: inout [String: JSON]) {
+    static func echo(_ keys: [String], of object: StoredObject, into response: inout [String: JSON]) {
         for key in keys {
             response[key] = key == "ACL" ? object.acl ?? .null : object.fields[key] ?? ["__op": "Delete"]
         }

@@ -7,9 +7,9 @@ import Synchronization
 /// A class's trigger webhooks, run around its writes as Parse Server runs webhook triggers (REST
 /// guide, "Hooks"): `beforeSave` may refuse the save (its error, 141) or change it (the object it
 /// answers is what gets saved), `beforeDelete` may refuse the delete, and `afterSave`/`afterDelete`
-/// are told once the change is committed, in the background (their answers change nothing). On `_User`,
-/// `beforeLogin` may refuse a log-in with a password and `afterLogin` is told of it; on `_Session`, `afterLogout`
-/// is told of a log-out.
+/// are told once the change is committed, in the background (their answers change nothing). On `_User`, these run
+/// on sign-ups, updates and deletions (`UserTriggers`: never shown a password), `beforeLogin` may refuse a log-in with a
+/// password and `afterLogin` is told of it; on `_Session`, `afterLogout` is told of a log-out.
 ///
 /// `before` hooks run before the write transaction opens, so a webhook does not hold the single
 /// writer — except for a request with `X-Parse-Request-Id`, whose write and recorded reply must
@@ -17,8 +17,12 @@ import Synchronization
 /// refuses them; a plain batch runs its items one by one once any trigger exists.
 struct Triggers {
     static let supported: Set<String> = ["beforeSave", "afterSave", "beforeDelete", "afterDelete"]
-    /// The triggers Parse runs on a system class, which take no others (Parse's `validateClassNameForTriggers`).
-    static let systemClassTriggers: [String: Set<String>] = ["_User": ["beforeLogin", "afterLogin"], "_Session": ["afterLogout"]]
+    /// The triggers run on a system class, which take no others: Parse's login and logout ones where its
+    /// `validateClassNameForTriggers` puts them, and the save and delete ones on `_User` (`UserTriggers`) and `_Role`.
+    /// Parse also runs save and delete triggers on `_Installation`; Roost does not.
+    static let systemClassTriggers: [String: Set<String>] = [
+        "_User": supported.union(["beforeLogin", "afterLogin"]), "_Session": ["afterLogout"], "_Role": supported,
+    ]
 
     private let className: String
     private let context: RequestContext

@@ -507,19 +507,28 @@ import Testing
         #expect(after.requests.allSatisfy { $0["object"]?["foo"] == "bar" })
     }
 
-    // spec-differs: CloudCode.spec.js: create role with name and ACL and a beforeSave -- Roost runs no trigger webhooks on `_Role` (on system classes only the login and logout ones): one is refused (143); the role keeps its name and ACL
+    // spec: CloudCode.spec.js: create role with name and ACL and a beforeSave
+    /// A `beforeSave` webhook on `_Role` that answers the object as posted: the role keeps its name and ACL. The hooks on
+    /// `_Role` also refuse (a role's save or delete) and are told (`afterSave`, `afterDelete`).
     @Test func aRoleSavedThroughABeforeSaveKeepsNameAndACL() async throws {
         let server = try makeServer()
-        let hook = try ScriptedWebhook { body in .success(body["object"] ?? [:]) }
-        let refused = try await server.request("POST", "/hooks/triggers", json: ["className": "_Role", "triggerName": "beforeSave", "url": .string(hook.url)],
-                                               master: true)
-        #expect(refused.json == ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeSave webhooks on the app's own classes, beforeLogin and afterLogin on _User, afterLogout on _Session."], "\(refused.text)")
+        let before = try ScriptedWebhook { body in
+            body["object"]?["name"] == "Refused" ? .error("no such role") : .success(body["object"] ?? [:])
+        }
+        let after = try ScriptedWebhook { _ in .success(true) }
+        try await trigger(server, "_Role", "beforeSave", before)
+        try await trigger(server, "_Role", "afterDelete", after)
         let acl: JSON = ["*": ["read": true, "write": true]]
         let created = try await server.request("POST", "/roles", json: ["name": "TestRole", "ACL": acl])
         #expect(created.status == 201, "\(created.text)")
         let id = try #require(created.json["objectId"]?.stringValue)
         let fetched = try await server.request("GET", "/roles/\(id)")
         #expect(fetched.json["name"] == "TestRole" && fetched.json["ACL"] == acl, "\(fetched.text)")
+        #expect(before.requests.first?["object"]?["className"] == "_Role" && before.requests.first?["object"]?["name"] == "TestRole",
+                "\(before.requests.first?.jsonText ?? "")")
+        expectParseError(try await server.request("POST", "/roles", json: ["name": "Refused", "ACL": acl]), 141, "no such role")
+        #expect(try await server.request("DELETE", "/roles/\(id)").status == 200)
+        #expect(try await eventually { after.requests.first?["object"]?["objectId"] == .string(id) })
     }
 
     // spec: CloudCode.spec.js: should revert in beforeSave
@@ -701,7 +710,7 @@ import Testing
         let hook = try ScriptedWebhook { _ in .error("throw beforeFind") }
         let refused = try await server.request("POST", "/hooks/triggers", json: ["className": "beforeFind", "triggerName": "beforeFind", "url": .string(hook.url)],
                                                master: true)
-        #expect(refused.json == ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeSave webhooks on the app's own classes, beforeLogin and afterLogin on _User, afterLogout on _Session."], "\(refused.text)")
+        #expect(refused.json == ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeSave webhooks on the app's own classes, _User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session."], "\(refused.text)")
         let id = try await server.create("beforeFind", ["foo": "bar"])
         #expect(try await server.find("beforeFind", ["limit": 1]).json["results"]?.arrayValue?.first?["objectId"] == .string(id))
     }

@@ -62,6 +62,9 @@ public struct ServerConfig: Sendable {
     public var passwordHasher = PasswordHasher()
     /// Whether `authData.anonymous` sign-ups are accepted.
     public var enableAnonymousUsers = true
+    /// Whether a new user that names no ACL is readable by its owner only (Parse's `enforcePrivateUsers`); off, by
+    /// everyone too (`{"*": {"read": true, "write": false}}`).
+    public var enforcePrivateUsers = true
     /// The largest `limit` a query may ask for (larger ones are clamped, as Parse's `maxLimit`); nil for none.
     public var maxLimit: Int?
     /// The `limit` of a query that names none (Parse's `defaultLimit`).

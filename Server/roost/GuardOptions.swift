@@ -4,7 +4,7 @@ import RoostCore
 import RoostServer
 
 /// The flags that guard an app's data and its server, after Parse Server's options of the same job:
-/// `readOnlyMasterKey`, `maintenanceKey`, `enableAnonymousUsers`, `protectedFields` and the deprecated `userSensitiveFields`, `security`
+/// `readOnlyMasterKey`, `maintenanceKey`, `enableAnonymousUsers`, `enforcePrivateUsers`, `protectedFields` and the deprecated `userSensitiveFields`, `security`
 /// (the security check), `schema` (defined schemas), `allowOrigin`, `allowHeaders` and `rateLimit`, each also a `ROOST_*` variable. A bad value stops the server with the flag or variable named.
 struct GuardOptions: ParsableArguments {
     @Option(help: "A second master key that reads everything and writes nothing (119), as Parse's readOnlyMasterKey; from --master-key-ips only (env ROOST_READ_ONLY_MASTER_KEY, default none).")
@@ -15,6 +15,8 @@ struct GuardOptions: ParsableArguments {
     var maintenanceKeyIps: String?
     @Flag(inversion: .prefixedNo, help: "Accept anonymous sign-ups (authData.anonymous), as Parse's enableAnonymousUsers (env ROOST_ENABLE_ANONYMOUS_USERS, default on).")
     var enableAnonymousUsers: Bool?
+    @Flag(inversion: .prefixedNo, help: "Create users that name no ACL readable by themselves only, as Parse's enforcePrivateUsers; --no-enforce-private-users lets everyone read them (env ROOST_ENFORCE_PRIVATE_USERS, default on).")
+    var enforcePrivateUsers: Bool?
     @Option(help: "Fields hidden per class, as Parse's protectedFields: a JSON object such as {\"_User\": {\"*\": [\"phone\"]}}, added to each class's own; other users' email stays hidden (env ROOST_PROTECTED_FIELDS).")
     var protectedFields: String?
     @Option(help: "Comma-separated _User fields only the user and the master key see (Parse's deprecated userSensitiveFields; env ROOST_USER_SENSITIVE_FIELDS).")
@@ -51,6 +53,7 @@ struct GuardOptions: ParsableArguments {
         }
         try applyCORS(to: &config, settings)
         if let value = try settings.boolean(enableAnonymousUsers, "enable-anonymous-users") { config.enableAnonymousUsers = value }
+        if let value = try settings.boolean(enforcePrivateUsers, "enforce-private-users") { config.enforcePrivateUsers = value }
         try applyProtectedFields(to: &config, settings)
         if let value = try settings.boolean(securityCheck, "security-check") { config.securityCheck.enabled = value }
         if let value = try settings.boolean(securityCheckLog, "security-check-log") { config.securityCheck.log = value }

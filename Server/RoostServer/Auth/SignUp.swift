@@ -152,7 +152,8 @@ enum SignUp {
         var fields = try UserWriter.applying(credentials, changes, to: nil)
         if EmailVerification.applies(toEmail: credentials.email, context: context) { fields["emailVerified"] = .bool(false) }
         let user = StoredObject(objectId: objectId, createdAt: now, updatedAt: now,
-                                acl: UserWriter.ownerACL(changes.acl, userId: objectId), fields: fields)
+                                acl: UserWriter.ownerACL(changes.acl, userId: objectId, publicRead: !context.config.enforcePrivateUsers),
+                                fields: fields)
         try ObjectStore.insert(user, into: schema, in: db)
         return (user, defaulted)
     }

@@ -85,9 +85,10 @@ enum UserWriter {
         }
     }
 
-    /// The ACL a user object gets: the client's, always with the owner's read and write (owner only by default).
-    static func ownerACL(_ requested: JSON?, userId: String) -> JSON {
-        var entries = requested?.objectValue ?? [:]
+    /// The ACL a user object gets: the client's, always with the owner's read and write. Without one: the owner only,
+    /// or with `publicRead` (a new user under `--no-enforce-private-users`) everyone's read too, as Parse's default then.
+    static func ownerACL(_ requested: JSON?, userId: String, publicRead: Bool = false) -> JSON {
+        var entries = requested?.objectValue ?? (publicRead ? ["*": ["read": true, "write": false]] : [:])
         entries[userId] = ["read": true, "write": true]
         return .object(entries)
     }

@@ -399,7 +399,8 @@ public final class RoostServer: @unchecked Sendable {
                 guard let session = try SessionStore.find(digest: digest, in: db) else { return nil }
                 return SessionCache.Entry(userId: session.userId, sessionId: session.objectId,
                                           expiresAt: session.expiresAt.millisecondsSince1970,
-                                          updatedAt: session.updatedAt.millisecondsSince1970, roles: try RoleStore.roleNames(of: session.userId, in: db))
+                                          updatedAt: session.updatedAt.millisecondsSince1970,
+                                          roles: try RoleStore.roleNames(of: session.userId, in: db))
             }
             if let entry { storage.sessions.store(entry, for: digest, generation: generation) }
         }

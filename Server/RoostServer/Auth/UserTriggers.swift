@@ -1,7 +1,7 @@
 import RoostCore
 
 /// Save and delete trigger webhooks on `_User`, as Parse runs them on any class. The hook is never shown a password
-/// (Parse's shows a new one in plain text) and cannot set one: the client's password, if any, is kept as sent.
+/// (Parse's shows a new one in plain text) and cannot set one or change auth data: the client's stand as sent.
 enum UserTriggers {
     /// The body a user save goes on with after `beforeSave`, and the fields the hook changed (answered back with
     /// `ObjectWriter.echo`). Without the hook: the body as sent, nothing changed.

@@ -23,7 +23,7 @@ public struct CORS: Sendable {
         fixedHeaders = fixed
     }
 
-    /// The `Access-Control-Allow-Origin` for a request with these (lowercased) headers; nil when unknown.
+    /// The `Access-Control-Allow-Origin` for a request with these (lowercased) headers (nil: no request was read).
     public func allowedOrigin(requestHeaders: [String: String]?) -> String {
         // One origin (the default `*`): no lookup.
         if origins.count > 1, let requestOrigin = requestHeaders?["origin"], origins.contains(requestOrigin) { return requestOrigin }

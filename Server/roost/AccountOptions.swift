@@ -15,6 +15,8 @@ struct AccountOptions: ParsableArguments {
     var publicServerUrl: String?
     @Flag(inversion: .prefixedNo, help: "Mail a verification link on sign-up and email change (env ROOST_VERIFY_USER_EMAILS, default off).")
     var verifyUserEmails: Bool?
+    @Flag(inversion: .prefixedNo, help: "With --verify-user-emails, mail the verification links; --no-send-user-email-verification keeps emails unverified without mailing (the app verifies them with the master key), as Parse's sendUserEmailVerification: false (env ROOST_SEND_USER_EMAIL_VERIFICATION, default on).")
+    var sendUserEmailVerification: Bool?
     @Flag(inversion: .prefixedNo, help: "With --verify-user-emails: no log-in until the email is verified (env ROOST_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL, default off).")
     var preventLoginWithUnverifiedEmail: Bool?
     @Flag(inversion: .prefixedNo, help: "With both above: answer sign-ups 205 (env ROOST_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL, default off).")
@@ -58,6 +60,7 @@ struct AccountOptions: ParsableArguments {
             throw ValidationError("invalid value for \(source): \(url) (publicServerURL should be a valid HTTPS URL starting with https://)")
         }
         mail.verifyUserEmails = try settings.boolean(verifyUserEmails, "verify-user-emails") ?? false
+        mail.sendUserEmailVerification = try settings.boolean(sendUserEmailVerification, "send-user-email-verification") ?? true
         mail.preventLoginWithUnverifiedEmail = try settings.boolean(preventLoginWithUnverifiedEmail, "prevent-login-with-unverified-email") ?? false
         mail.preventSignupWithUnverifiedEmail = try settings.boolean(preventSignupWithUnverifiedEmail, "prevent-signup-with-unverified-email") ?? false
         mail.emailVerifyTokenValidityDuration = try settings.integer(emailVerifyTokenValidity, "email-verify-token-validity", in: 1...3_153_600_000)

@@ -7,7 +7,8 @@ enum AccountMail {
     /// - Parameter asked: a link asked for again (not a sign-up's or a new email's): none within the resend interval.
     static func queueVerification(for user: StoredObject, asked: Bool = false, context: RequestContext, in db: any SQLConnection) throws {
         let mail = context.config.mail
-        guard let email = user.fields["email"]?.stringValue, MailMessage.isDeliverable(email), mail.isComplete,
+        guard mail.sendUserEmailVerification, let email = user.fields["email"]?.stringValue, MailMessage.isDeliverable(email),
+            mail.isComplete,
             try mayQueue(.verifyEmail, for: user.objectId, asked: asked, context: context, in: db)
         else { return }
         // A sign-up's or new email's link is new; one asked for again may be the same (Parse's `regenerateEmailVerifyToken`).

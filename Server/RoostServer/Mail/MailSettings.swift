@@ -14,6 +14,9 @@ public struct MailSettings: Sendable {
     public var publicServerURL: String?
     /// Send a verification mail on sign-up and email change; `emailVerified` is then managed by the server.
     public var verifyUserEmails = false
+    /// With `verifyUserEmails`: whether the verification links are mailed; off, emails stay unverified until the app
+    /// sets `emailVerified` with the master key (Parse's `sendUserEmailVerification: false`).
+    public var sendUserEmailVerification = true
     /// With `verifyUserEmails`: no log-in (205) until the email is verified, and sign-ups get no session.
     public var preventLoginWithUnverifiedEmail = false
     /// With both above: a sign-up is answered 205 (the user is created and the mail sent).

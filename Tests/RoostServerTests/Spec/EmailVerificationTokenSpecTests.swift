@@ -38,6 +38,25 @@ import Testing
         #expect(try accounts.page(second).location?.contains("verify_email_success.html") == true)
     }
 
+    /// `--no-send-user-email-verification` (Parse's `sendUserEmailVerification: false`; its spec cases give a function):
+    /// no verification mail on sign-up or when asked, yet the email starts unverified (a log-in waits for it) until the
+    /// master key verifies it. Other mails still go.
+    @Test func noVerificationMailWhenSendingIsOff() async throws {
+        let accounts = try AccountServer(["--verify-user-emails", "--prevent-login-with-unverified-email", "--no-send-user-email-verification"],
+                                         environment: noResendInterval)
+        let signUp = try await accounts.api.send("POST", "/users", json: ["username": "quiet", "password": "pw", "email": "quiet@example.com"])
+        let id = try #require(signUp.json["objectId"]?.stringValue, "\(signUp.text)")
+        #expect(try await accounts.api.send("POST", "/verificationEmailRequest", json: ["email": "quiet@example.com"]).status == 200)
+        expectError(try await accounts.api.send("POST", "/login", json: ["username": "quiet", "password": "pw"]), 205,
+                    "User email is not verified.")
+        // Mails go in the order they were queued: a verification mail would come before this reset mail.
+        _ = try await accounts.api.send("POST", "/requestPasswordReset", json: ["email": "quiet@example.com"])
+        let first = try #require(try await accounts.sink.waitForMails(1).first?.link)
+        #expect(first.contains("/request_password_reset?"), "\(first)")
+        #expect(try await accounts.api.send("PUT", "/users/\(id)", json: ["emailVerified": true], master: true).status == 200)
+        #expect(try await accounts.api.send("POST", "/login", json: ["username": "quiet", "password": "pw"]).status == 200)
+    }
+
     // spec: EmailVerificationToken.spec.js: should match codes with emailVerifyTokenReuseIfValid
     /// A link asked for again while good is mailed again and works; a new email gets a new link (Parse reuses only on a
     /// resend); a server started with another master key cannot make the old link again and mails a new one.

@@ -33,11 +33,7 @@ enum SignUp {
         let triggers = try Triggers(UserStore.className, context: context)
         var changedByTrigger: [String] = []
         if triggers.has("beforeSave") {
-            // As for any class: a caller the class permissions refuse never reaches the hook.
-            _ = try context.read { db in try ClassPermissions.check(.create, try SchemaStore.load(UserStore.className, in: db), context: context) }
-            let (saved, changed) = try UserTriggers.beforeSave(triggers, body: body, current: nil, context: context)
-            credentials = try UserWriter.credentials(from: saved, context: context)
-            changedByTrigger = changed
+            (credentials, changedByTrigger) = try beforeSave(triggers, body, context: context)
             guard credentials.username != nil else { throw ParseError(.usernameMissing, "bad or missing username") }
         }
         try context.config.passwordPolicy.check(password, username: credentials.username)
@@ -82,11 +78,8 @@ enum SignUp {
         let triggers = try Triggers(UserStore.className, context: context)
         // A new anonymous user is a save (Parse runs `beforeSave`); a known id's log-in is not.
         if triggers.has("beforeSave"), try !anonymousIdExists(anonymousId, context: context) {
-            _ = try context.read { db in try ClassPermissions.check(.create, try SchemaStore.load(UserStore.className, in: db), context: context) }
-            let (saved, changed) = try UserTriggers.beforeSave(triggers, body: body, current: nil, context: context)
-            credentials = try UserWriter.credentials(from: saved, context: context)
+            (credentials, changedByTrigger) = try beforeSave(triggers, body, context: context)
             credentials.anonymousId = .some(anonymousId)
-            changedByTrigger = changed
         }
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: true)
         let (written, created) = try anonymousWrite(anonymousId, credentials, changes, changedByTrigger: changedByTrigger, context: context)
@@ -95,6 +88,15 @@ enum SignUp {
         // A log-in answers the whole user, its files with their URLs (Parse's `expandFilesForExistingObjects`).
         if response.status == 200 { response.body = try UserRoutes.withFileURLs(response.body, context: context) }
         return response
+    }
+
+    /// A new user's `beforeSave`, once the class permissions let the caller create: the credentials to save instead,
+    /// and the fields the hook changed.
+    private static func beforeSave(_ triggers: Triggers, _ body: [String: JSON],
+                                   context: RequestContext) throws -> (UserWriter.Credentials, [String]) {
+        try triggers.checkCreate()
+        let (saved, changed) = try UserTriggers.beforeSave(triggers, body: body, current: nil, context: context)
+        return (try UserWriter.credentials(from: saved, context: context), changed)
     }
 
     private static func anonymousIdExists(_ anonymousId: String, context: RequestContext) throws -> Bool {

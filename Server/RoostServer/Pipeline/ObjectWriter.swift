@@ -23,8 +23,7 @@ enum ObjectWriter {
         var body = body
         var changedByTrigger: [String] = []
         if triggers.has("beforeSave") {
-            // Parse checks the create's permissions before it calls the hook: a caller they refuse never reaches it.
-            _ = try context.read { db in try ClassPermissions.check(.create, try SchemaStore.load(className, in: db), context: context) }
+            try triggers.checkCreate()
             let requested = try decode(body, isCreate: true, allowCustomObjectId: context.config.allowCustomObjectId)
             var preview = try apply(requested.operations, to: nil)
             if let acl = requested.acl { preview["ACL"] = acl }

@@ -52,6 +52,12 @@ struct Triggers {
         return object
     }
 
+    /// The create's class permissions, checked before a `beforeSave` hook of a create is called, as Parse checks them
+    /// first: a caller they refuse never reaches the hook (the write checks them again).
+    func checkCreate() throws {
+        _ = try context.read { db in try ClassPermissions.check(.create, try SchemaStore.load(className, in: db), context: context) }
+    }
+
     /// Runs `beforeSave` on the object as it would be saved; returns the body to save instead when
     /// the webhook answers an object (`nil`: save as asked).
     /// - Parameter body: the client's body, whose field deletions and relation changes an object cannot show.

@@ -1,9 +1,10 @@
+import CSQLite
 import Dispatch
 import Foundation
 import Glibc
 
-/// Moves the WAL into the database file in the background, ten times a second, on its own
-/// low-priority thread, and keeps the WAL from growing without bound.
+/// Moves the WAL into the database file in the background, forty times a second while writes come and ten
+/// times once they stop, on its own low-priority thread, and keeps the WAL from growing without bound.
 ///
 /// SQLite's automatic checkpoint runs inside the commit that crosses the threshold, so one
 /// request in a thousand paid for copying pages and an fsync (a p99 spike). The writer moves it
@@ -26,15 +27,31 @@ import Glibc
 ///
 /// Once no write has come for `idleDelay`, the WAL is truncated to nothing, so an idle server's
 /// disk footprint is its data.
+///
+/// Each pass's checkpoint first syncs the WAL (SQLite's order: the database file must never hold a page whose
+/// frame could be lost), and that sync is the disk's work for every byte written since the last pass: 9 KB per
+/// small create, ~230 MB/s under `wrk`. Passes ten times a second made bursts that slowed the requests around
+/// them: create p99 3.0-3.5 ms, 1.7-2.3 ms with the syncs stubbed out. So while writes come, a pass runs every
+/// `activeInterval` (25 ms) and, every `writebackInterval` between them, the WAL's new pages are handed to the
+/// disk without waiting (`roost_start_writeback`): the sync finds little left. Measured (wrk, 16 connections,
+/// creates, 6 s rounds, alternating): p99 3.2 → 2.2 ms with 25 ms passes, p98 1.7 → 1.4 ms with the writeback
+/// steps too, create rate unchanged or up 2-3 %.
 final class Checkpointer: @unchecked Sendable {
     private let connection: SQLiteConnection
     private let writer: WriteQueue
+    /// Between passes while the server is idle; `activeInterval` while writes come.
     private let interval: DispatchTimeInterval
+    static let activeInterval: DispatchTimeInterval = .milliseconds(25)
+    /// How often the WAL's new pages are handed to the disk between two active passes.
+    static let writebackInterval: DispatchTimeInterval = .milliseconds(5)
+    static let writebackSteps = 5  // activeInterval / writebackInterval
     private let catchUpFrames: Int64
     /// Past this many frames the writer waits for every older read to end (see the type's note).
     static func restartFrames(catchUpFrames: Int64) -> Int64 { catchUpFrames * 3 / 2 }
     private let idleDelay: DispatchTimeInterval
     private let walPath: String
+    /// The WAL, opened again only to start its writeback; -1 until it opens.
+    private var walDescriptor: Int32 = -1
     /// The database file, opened again only to `fdatasync` it.
     private let databaseDescriptor: Int32
     /// Signalled by `stop`; the thread waits on it between passes.
@@ -77,13 +94,24 @@ final class Checkpointer: @unchecked Sendable {
     private func run() {
         var lastPass: (frames: Int64, copied: Int64)?
         var unchangedSince = DispatchTime.now()
-        while stopping.wait(timeout: .now() + interval) == .timedOut {
+        var isActive = false
+        var step = 0
+        while stopping.wait(timeout: .now() + (isActive ? Checkpointer.writebackInterval : interval)) == .timedOut {
+            if isActive {
+                step += 1
+                if step < Checkpointer.writebackSteps {
+                    startWALWriteback()
+                    continue
+                }
+                step = 0
+            }
             endIdleSnapshots()
             // A pass that stops short of the WAL's end (writes went on meanwhile) does not sync the
             // database file: the writer's complete checkpoint would then sync every page written
             // since. So a pass that copied anything is followed by a sync here, off the writer.
             guard let pass = Checkpointer.passiveCheckpoint(connection) else { continue }
-            if pass != lastPass ?? (0, 0) {
+            isActive = pass != lastPass ?? (0, 0)
+            if isActive {
                 _ = fdatasync(databaseDescriptor)
                 unchangedSince = .now()
             }
@@ -106,6 +134,12 @@ final class Checkpointer: @unchecked Sendable {
             }
         }
         stopped.signal()
+    }
+
+    /// Hands the WAL's dirty pages to the disk without waiting for them (see the type's note).
+    private func startWALWriteback() {
+        if walDescriptor < 0 { walDescriptor = open(walPath, O_RDONLY | O_CLOEXEC) }
+        if walDescriptor >= 0 { _ = roost_start_writeback(walDescriptor) }
     }
 
     /// Empties the WAL file, unless a read or a write is under way (it is tried again on the next pass).
@@ -134,5 +168,6 @@ final class Checkpointer: @unchecked Sendable {
         stopping.signal()
         stopped.wait()
         close(databaseDescriptor)
+        if walDescriptor >= 0 { close(walDescriptor) }
     }
 }

@@ -32,19 +32,19 @@ import Glibc
 /// frame could be lost), and that sync is the disk's work for every byte written since the last pass: 9 KB per
 /// small create, ~230 MB/s under `wrk`. Passes ten times a second made bursts that slowed the requests around
 /// them: create p99 3.0-3.5 ms, 1.7-2.3 ms with the syncs stubbed out. So while writes come, a pass runs every
-/// `activeInterval` (25 ms) and, every `writebackInterval` between them, the WAL's new pages are handed to the
+/// 25 ms and, every `writebackInterval` (5 ms) between them, the WAL's new pages are handed to the
 /// disk without waiting (`roost_start_writeback`): the sync finds little left. Measured (wrk, 16 connections,
 /// creates, 6 s rounds, alternating): p99 3.2 → 2.2 ms with 25 ms passes, p98 1.7 → 1.4 ms with the writeback
 /// steps too, create rate unchanged or up 2-3 %.
 final class Checkpointer: @unchecked Sendable {
     private let connection: SQLiteConnection
     private let writer: WriteQueue
-    /// Between passes while the server is idle; `activeInterval` while writes come.
+    /// Between passes while the server is idle; while writes come, `writebackSteps` × `writebackInterval` (25 ms).
     private let interval: DispatchTimeInterval
-    static let activeInterval: DispatchTimeInterval = .milliseconds(25)
-    /// How often the WAL's new pages are handed to the disk between two active passes.
+    /// How often the WAL's new pages are handed to the disk while writes come; every `writebackSteps`-th time, a pass
+    /// runs instead.
     static let writebackInterval: DispatchTimeInterval = .milliseconds(5)
-    static let writebackSteps = 5  // activeInterval / writebackInterval
+    static let writebackSteps = 5
     private let catchUpFrames: Int64
     /// Past this many frames the writer waits for every older read to end (see the type's note).
     static func restartFrames(catchUpFrames: Int64) -> Int64 { catchUpFrames * 3 / 2 }

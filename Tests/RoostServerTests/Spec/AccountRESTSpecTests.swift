@@ -40,7 +40,8 @@ import Testing
                 + "&username=testResetTokenValidity&app=coolapp")
     }
 
-    // spec-differs: PasswordPolicy.spec.js: should keep reset token with resetTokenReuseIfValid -- resetTokenReuseIfValid is not offered (a token is kept only as its hash, so it cannot be mailed again); a link asked for again within 60 s, while the last one is good, is not mailed again and the mailed link keeps working
+    /// Without `--reset-token-reuse-if-valid` (PasswordPolicy.spec.js's case with it is in `PasswordPolicySpecTests`): a link
+    /// asked for again within the resend interval, while the last one is good, is not mailed again and keeps working.
     @Test func resetLinkAskedForAgainAtOnce() async throws {
         // An hour's resend interval (Roost's is 60 s): the point is a request inside it, however slow the machine.
         let accounts = try AccountServer(["--reset-token-validity", "3600"], environment: ["ROOST_TEST_ACCOUNT_MAIL_INTERVAL_S": "3600"])
@@ -124,7 +125,8 @@ import Testing
         #expect(try await second.api.me(account.token).json["emailVerified"] == .bool(false))
     }
 
-    // spec-differs: EmailVerificationToken.spec.js: should match codes with emailVerifyTokenReuseIfValid -- emailVerifyTokenReuseIfValid is not offered (a token is kept only as its hash); a link asked for again within 60 s, while the last one is good, is not mailed again and the mailed link keeps working
+    /// Without `--email-verify-token-reuse-if-valid` (EmailVerificationToken.spec.js's case with it is in
+    /// `EmailVerificationTokenSpecTests`): a link asked for again within the resend interval is not mailed again and keeps working.
     @Test func verificationLinkAskedForAgainSoon() async throws {
         // An hour's resend interval and validity (Roost's interval is 60 s), as for the reset link above.
         let accounts = try AccountServer(["--verify-user-emails", "--email-verify-token-validity", "3600"],

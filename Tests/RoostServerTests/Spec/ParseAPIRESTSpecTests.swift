@@ -43,8 +43,8 @@ import Testing
         #expect(try await server.request("GET", "/classes/GameScore/\(id)", master: true).json["objectId"] == .string(id))
     }
 
-    // spec: rest.spec.js: cannot set createdAt or updatedAt without maintenance key
-    /// Without the maintenance key, `createdAt` and `updatedAt` Dates in a create are ignored: the reply and the stored
+    /// rest.spec.js's "cannot set createdAt or updatedAt without maintenance key" (counted in MaintenanceKeySpecTests,
+    /// which sends the dates with each kind of key), the dates checked against the clock here. Without the maintenance key, `createdAt` and `updatedAt` Dates in a create are ignored: the reply and the stored
     /// object carry the server's own dates (now), not the 2019 ones sent.
     @Test func clientsCannotSetTheDates() async throws {
         let server = try TestServer()

@@ -4,11 +4,10 @@ import RoostCore
 /// (Parse's shows a new one in plain text) and cannot set one or change auth data: the client's stand as sent.
 enum UserTriggers {
     /// The body a user save goes on with after `beforeSave`, and the fields the hook changed (answered back with
-    /// `ObjectWriter.echo`). Without the hook: the body as sent, nothing changed.
+    /// `ObjectWriter.echo`). Called when the class has the hook (its callers check, as they read the user only then).
     /// - Parameter current: the stored user of an update (nil for a sign-up).
     static func beforeSave(_ triggers: Triggers, body: [String: JSON], current: StoredObject?,
                            context: RequestContext) throws -> (body: [String: JSON], changed: [String]) {
-        guard triggers.has("beforeSave") else { return (body, []) }
         var shown = body
         let password = shown.removeValue(forKey: "password")
         // What would be saved, as the save computes it.

@@ -16,8 +16,8 @@ enum UserUpdate {
         var body = body
         var changedByTrigger: [String] = []
         if triggers.has("beforeSave") {
-            (body, changedByTrigger) = try UserTriggers.beforeSave(triggers, body: body, current: try current(userId, .update, triggers, context),
-                                                                   context: context)
+            let stored = try current(userId, .update, triggers, context)
+            (body, changedByTrigger) = try UserTriggers.beforeSave(triggers, body: body, current: stored, context: context)
         }
         let credentials = try UserWriter.credentials(from: body, context: context)
         let changes = try ObjectWriter.decode(credentials.rest, isCreate: false)

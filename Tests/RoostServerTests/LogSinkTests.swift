@@ -124,4 +124,19 @@ import Testing
         }
         #expect(seen.count == 20_000)
     }
+
+    /// Ids made in a row share their first two characters for runs of 256 (creates insert into one narrow range of
+    /// the objectId index); the next run takes the next pair, the last pair is followed by the first, and the other
+    /// characters stay random.
+    @Test func objectIdsComeInRunsThatShareAPrefix() throws {
+        var pool = SecureRandom.ObjectIdPool(made: (62 * 62 - 1) * 256 + 200)
+        let ids = try (0..<600).map { _ in try pool.objectId(length: 12) }
+        #expect(ids.allSatisfy { $0.utf8.count == 12 && $0.utf8.allSatisfy { SecureRandom.alphanumerics.contains($0) } })
+        #expect(ids[..<56].allSatisfy { $0.hasPrefix("99") })
+        #expect(ids[56..<312].allSatisfy { $0.hasPrefix("AA") })
+        #expect(ids[312..<568].allSatisfy { $0.hasPrefix("AB") })
+        #expect(ids[568...].allSatisfy { $0.hasPrefix("AC") })
+        #expect(Set(ids.map { $0.dropFirst(2) }).count == 600)
+        #expect(Set(ids.flatMap { $0.utf8.dropFirst(2) }).count == 62)
+    }
 }

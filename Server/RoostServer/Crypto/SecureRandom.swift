@@ -53,8 +53,8 @@ public enum SecureRandom {
     /// (from a random start). The rest are random: 8 characters, 47.6 bits, at the default length. A burst of creates
     /// then inserts into one narrow range of the `objectId` index, a leaf or two, instead of one random leaf per
     /// create that its commit writes to the WAL and the next checkpoint copies to the database file (measured on a
-    /// class of 300,000 objects: 11.6 KB written per create, 4.6 KB with ids that share a prefix for 100 ms). Every
-    /// pair is used alike over time, so ids collide no more often than fully random ones of the same length.
+    /// class of 300,000 objects: 11.6 KB written per create with fully random ids, 4.2 KB with these). Every pair is
+    /// used alike over time, so ids collide no more often than fully random ones of the same length.
     ///
     /// Ids are not secrets (ACLs guard objects), and one `RAND_bytes` call per id cost more than
     /// the rest of the id's work, so they are drawn from bytes fetched 4 KB at a time. Secrets

@@ -119,6 +119,7 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
+        boundMallocArenas(environment: environment)
         let settings = Settings(environment: environment)
         let positive = 1...Int.max
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <string.h>
@@ -15,6 +16,12 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+
+/// glibc's `mallopt(M_ARENA_MAX, arenas)`: M_ARENA_MAX is a macro Swift does not import.
+static inline int roost_set_malloc_arena_max(int arenas)
+{
+    return mallopt(M_ARENA_MAX, arenas);
+}
 
 /// Names the calling thread (at most 15 bytes are kept). prctl is variadic, which Swift cannot call.
 static inline int roost_name_current_thread(const char *name)

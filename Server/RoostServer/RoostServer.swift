@@ -285,7 +285,8 @@ public final class RoostServer: @unchecked Sendable {
         if isSessionMe { context.uncheckedSessionToken = credentials.sessionToken }
         context.isReadOnly = access.isReadOnly
         context.isMaintenance = access.isMaintenance
-        if method != "GET" {
+        // A GET calls a webhook only when some class has a `beforeFind` one.
+        if try method != "GET" || storage.anyClassHasBeforeFind() {
             context.origin = RequestOrigin(clientAddress: request.clientAddress, headers: request.headers, cloudContext: credentials.cloudContext)
         }
         var apiRequest = APIRequest(method: method, segments: segments, body: body, query: request.query)

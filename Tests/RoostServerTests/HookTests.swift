@@ -79,8 +79,8 @@ import Testing
             let response = try await server.request("POST", "/hooks/functions", json: body, master: true)
             #expect(response.json == ["code": 143, "error": "invalid hook declaration"], "\(body.jsonText)")
         }
-        let refusal: JSON = ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeSave webhooks on the app's own classes, _User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session."]
-        for (className, triggerName) in [("Game", "beforeFind"), ("_Installation", "beforeSave")] {
+        let refusal: JSON = ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeFind, beforeSave webhooks on the app's own classes, the save and delete ones on _User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session."]
+        for (className, triggerName) in [("Game", "afterFind"), ("_Installation", "beforeSave"), ("_User", "beforeFind")] {
             let trigger = try await server.request("POST", "/hooks/triggers", json: [
                 "className": .string(className), "triggerName": .string(triggerName), "url": "http://x",
             ], master: true)

@@ -57,15 +57,25 @@ enum ClassRoutes {
         }
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
         try checkFindAllowed(className, context: context)
-        var options = try QueryOptions.parse(try request.parameters())
+        let parameters = try request.parameters()
+        var options = try QueryOptions.parse(parameters)
         if let key = options.redirectKey {
             options.redirectKey = nil
             if let target = try context.read({ db in try relationTarget(className, key, in: db) }) {
                 try checkFindAllowed(target, context: context)
+                try beforeFind(target, parameters, count: options.wantsCount, isGet: false, context: context)
                 return try tagged(try find(target, options: options, context: context), className: target)
             }
         }
+        try beforeFind(className, parameters, count: options.wantsCount, isGet: false, context: context)
         return try find(className, options: options, context: context)
+    }
+
+    /// Runs the class's `beforeFind` webhook, if it has one (`Triggers.beforeFind`); a read with none pays one atomic load.
+    private static func beforeFind(_ className: String, _ parameters: @autoclosure () -> [String: JSON], count: Bool, isGet: Bool,
+                                   context: RequestContext) throws {
+        guard try context.storage.anyClassHasBeforeFind() else { return }
+        try Triggers(className, context: context).beforeFind(parameters(), count: count, isGet: isGet)
     }
 
     /// Parse's class rule for finds, whichever route asks (a relation query redirected to the class too):
@@ -219,7 +229,10 @@ enum ClassRoutes {
             throw ObjectWriter.objectNotFound
         }
         try checkReadableClassName(className, isSystemRoute: isSystemRoute)
-        var options = try QueryOptions.parse(try request.parameters(), isGet: true)
+        let parameters = try request.parameters()
+        var options = try QueryOptions.parse(parameters, isGet: true)
+        try beforeFind(className, parameters.merging(["where": ["objectId": .string(objectId)]]) { $1 }, count: false, isGet: true,
+                       context: context)
         let object = try context.read(.eachStatement) { db -> JSON? in
             guard let schema = try SchemaStore.load(className, in: db) else {
                 try checkMissingClassAccess(className, context: context)

@@ -96,10 +96,10 @@ enum HookRoutes {
             parseTriggerNames.contains(triggerName)
         else { throw invalidDeclaration }
         // Saying so beats storing a hook that would never be called.
-        let supported = className.hasPrefix("_") ? Triggers.systemClassTriggers[className, default: []] : Triggers.supported
+        let supported = className.hasPrefix("_") ? Triggers.systemClassTriggers[className, default: []] : Triggers.appClassTriggers
         guard supported.contains(triggerName) else {
-            throw ParseError(.webhookError, "Roost runs \(Triggers.supported.sorted().joined(separator: ", ")) webhooks on the app's own classes, "
-                                 + "_User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session.")
+            throw ParseError(.webhookError, "Roost runs \(Triggers.appClassTriggers.sorted().joined(separator: ", ")) webhooks on the app's own "
+                                 + "classes, the save and delete ones on _User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session.")
         }
         return Hook(target: .trigger(className: className, triggerName: triggerName), url: url)
     }

@@ -31,7 +31,7 @@ struct RequestContext {
     /// makes the request start over on its own (`WriteBatcher.NeedsOwnWrite`).
     var inGroupedWrite = false
     /// What webhooks are told of the request, as Parse tells Cloud Code (`Webhook.caller`); kept for the requests that
-    /// can call one (all but GETs: functions and save and delete triggers).
+    /// can call one (all but GETs, and GETs too once some class has a `beforeFind` webhook).
     var origin: RequestOrigin?
 
     /// This request inside a write that commits later (a batch, an idempotent request, a write

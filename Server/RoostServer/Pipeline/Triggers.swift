@@ -7,7 +7,8 @@ import Synchronization
 /// A class's trigger webhooks, run around its writes as Parse Server runs webhook triggers (REST
 /// guide, "Hooks"): `beforeSave` may refuse the save (its error, 141) or change it (the object it
 /// answers is what gets saved), `beforeDelete` may refuse the delete, and `afterSave`/`afterDelete`
-/// are told once the change is committed, in the background (their answers change nothing). On `_User`, these run
+/// are told once the change is committed, in the background (their answers change nothing). `beforeFind` may refuse
+/// a query or get of the class (as with Parse's webhooks, its answer cannot change the query). On `_User`, these run
 /// on sign-ups, updates and deletions (`UserTriggers`: never shown a password), `beforeLogin` may refuse a log-in with a
 /// password and `afterLogin` is told of it; on `_Session`, `afterLogout` is told of a log-out.
 ///
@@ -17,6 +18,8 @@ import Synchronization
 /// refuses them; a plain batch runs its items one by one once any trigger exists.
 struct Triggers {
     static let supported: Set<String> = ["beforeSave", "afterSave", "beforeDelete", "afterDelete"]
+    /// The triggers an app's own class takes.
+    static let appClassTriggers = supported.union(["beforeFind"])
     /// The triggers run on a system class, which take no others: Parse's login and logout ones where its
     /// `validateClassNameForTriggers` puts them, and the save and delete ones on `_User` (`UserTriggers`) and `_Role`.
     /// Parse also runs save and delete triggers on `_Installation`; Roost does not.
@@ -81,6 +84,40 @@ struct Triggers {
         _ = try call(url, "beforeDelete", object, original: nil)
     }
 
+    /// Runs `beforeFind` before a query (`count` when it counts) or a get (`isGet`); its error refuses the read.
+    /// The hook is shown the query as Parse shows a webhook its `Parse.Query` (`toJSON`): `where` and the options that
+    /// came with it. Parse takes only a `Parse.Query` that a JavaScript trigger returns as a new query, so a webhook's
+    /// answer, as here, changes nothing.
+    func beforeFind(_ parameters: @autoclosure () throws -> [String: JSON], count: Bool, isGet: Bool) throws {
+        guard let url = urls["beforeFind"] else { return }
+        var body = try Webhook.caller(context)
+        body["triggerName"] = "beforeFind"
+        body["query"] = .object(Triggers.queryJSON(try parameters(), count: count))
+        body["count"] = .bool(count)
+        body["isGet"] = .bool(isGet)
+        _ = try post(url, "beforeFind", .object(body))
+    }
+
+    /// A REST query's parameters as `Parse.Query.toJSON` writes them: `where` as an object, `limit` and `skip` as
+    /// numbers, `count` as 1 when asked.
+    static func queryJSON(_ parameters: [String: JSON], count: Bool) -> [String: JSON] {
+        var query: [String: JSON] = ["where": [:]]
+        for (name, value) in parameters {
+            switch name {
+            case "where":
+                if case .string(let text) = value, let parsed = try? JSONParser.parse(text) { query[name] = parsed } else { query[name] = value }
+            case "limit", "skip":
+                query[name] = value.stringValue.flatMap(Double.init).map(JSON.number) ?? value
+            case "count":
+                continue
+            default:
+                query[name] = value
+            }
+        }
+        if count { query["count"] = 1 }
+        return query
+    }
+
     /// Runs `beforeLogin` on the user whose password was just checked; its error refuses the log-in.
     func beforeLogin(_ user: @autoclosure () -> JSON) throws {
         guard let url = urls["beforeLogin"] else { return }
@@ -110,12 +147,15 @@ struct Triggers {
     }
 
     private func call(_ url: String, _ trigger: String, _ object: JSON, original: JSON?) throws -> JSON? {
+        try post(url, trigger, try body(trigger, object, original: original))
+    }
+
+    private func post(_ url: String, _ trigger: String, _ body: @autoclosure () throws -> JSON) throws -> JSON? {
         if context.inGroupedWrite { throw WriteBatcher.NeedsOwnWrite() }
         guard !context.inBatchTransaction else {
             throw ParseError(.scriptFailed, "\(trigger) webhooks do not run inside a batch that shares one write: they would hold the single writer while they answer.")
         }
-        return try Webhook(url: url, key: context.config.webhookKey, timeout: Triggers.webhookTimeout)
-            .call(try body(trigger, object, original: original))
+        return try Webhook(url: url, key: context.config.webhookKey, timeout: Triggers.webhookTimeout).call(try body())
     }
 
     /// Shorter than a function's: a save waits for its `before` hook.
@@ -167,6 +207,11 @@ extension Storage {
         get throws { try !triggerHooks.isEmpty(load: committedTriggers) }
     }
 
+    /// Whether some class has a `beforeFind` webhook: every read asks, so this is one atomic load while none does.
+    func anyClassHasBeforeFind() throws -> Bool {
+        try triggerHooks.anyClassHasBeforeFind(load: committedTriggers)
+    }
+
     /// Through a reader, never a batch's open transaction: the cache holds committed hooks only.
     private func committedTriggers() throws -> [Hook] { try read { try HookStore.triggers(in: $0) } }
 }
@@ -183,8 +228,27 @@ final class TriggerHookCache: @unchecked Sendable {
 
     func isEmpty(load: () throws -> [Hook]) throws -> Bool { try loaded(load).isEmpty }
 
+    func anyClassHasBeforeFind(load: () throws -> [Hook]) throws -> Bool {
+        switch beforeFind.load(ordering: .acquiring) {
+        case BeforeFind.none: return false
+        case BeforeFind.some: return true
+        default: return try loaded(load).values.contains { $0["beforeFind"] != nil }
+        }
+    }
+
     /// Called after `/hooks` changed a trigger: the next write reads them again.
-    func invalidate() { lock.withLock { byClass = nil } }
+    func invalidate() {
+        lock.withLock {
+            byClass = nil
+            beforeFind.store(BeforeFind.unknown, ordering: .releasing)
+        }
+    }
+
+    /// Whether some class has a `beforeFind` webhook, set with `byClass` under the lock: unknown until loaded.
+    private let beforeFind = Atomic<UInt8>(BeforeFind.unknown)
+    private enum BeforeFind {
+        static let unknown: UInt8 = 0, none: UInt8 = 1, some: UInt8 = 2
+    }
 
     private func loaded(_ load: () throws -> [Hook]) throws -> [String: [String: String]] {
         lock.lock()
@@ -195,6 +259,7 @@ final class TriggerHookCache: @unchecked Sendable {
             if case .trigger(let className, let triggerName) = hook.target { triggers[className, default: [:]][triggerName] = hook.url }
         }
         byClass = triggers
+        beforeFind.store(triggers.values.contains { $0["beforeFind"] != nil } ? BeforeFind.some : BeforeFind.none, ordering: .releasing)
         return triggers
     }
 }

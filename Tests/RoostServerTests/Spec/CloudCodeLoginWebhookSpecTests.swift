@@ -133,7 +133,7 @@ import Testing
     /// Which system-class triggers Roost takes: Parse's login and logout ones, on the classes Parse allows them on.
     @Test func loginTriggersGoOnUserAndSessionOnly() async throws {
         let server = try makeServer()
-        let refusal: JSON = ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeSave webhooks on the app's own classes, _User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session."]
+        let refusal: JSON = ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeFind, beforeSave webhooks on the app's own classes, the save and delete ones on _User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session."]
         for (className, triggerName) in [("Thing", "beforeLogin"), ("_Session", "afterLogin"), ("_User", "afterLogout"), ("_Installation", "beforeSave")] {
             let response = try await server.request("POST", "/hooks/triggers", json: [
                 "className": .string(className), "triggerName": .string(triggerName), "url": "http://127.0.0.1:9/hook",

@@ -704,15 +704,92 @@ import Testing
 
     // MARK: - beforeFind
 
-    // spec-differs: CloudCode.spec.js: beforeFind can throw string -- Roost runs beforeSave, afterSave, beforeDelete and afterDelete webhooks only: a beforeFind one is refused (143) and queries run as asked
+    // spec: CloudCode.spec.js: beforeFind can throw string
     @Test func aBeforeFindErrorFailsTheQuery() async throws {
         let server = try makeServer()
         let hook = try ScriptedWebhook { _ in .error("throw beforeFind") }
-        let refused = try await server.request("POST", "/hooks/triggers", json: ["className": "beforeFind", "triggerName": "beforeFind", "url": .string(hook.url)],
-                                               master: true)
-        #expect(refused.json == ["code": 143, "error": "Roost runs afterDelete, afterSave, beforeDelete, beforeSave webhooks on the app's own classes, _User and _Role, beforeLogin and afterLogin on _User, afterLogout on _Session."], "\(refused.text)")
-        let id = try await server.create("beforeFind", ["foo": "bar"])
-        #expect(try await server.find("beforeFind", ["limit": 1]).json["results"]?.arrayValue?.first?["objectId"] == .string(id))
+        try await trigger(server, "beforeFind", "beforeFind", hook)
+        _ = try await server.create("beforeFind", ["foo": "bar"])
+        expectParseError(try await server.find("beforeFind", ["limit": 1]), 141, "throw beforeFind")
+        let shown = try #require(hook.requests.first)
+        #expect(shown["triggerName"] == "beforeFind" && shown["query"] == ["where": [:], "limit": 1] && shown["count"] == false
+            && shown["isGet"] == false && shown["master"] == false, "\(shown.jsonText)")
+    }
+
+    // spec: CloudCode.spec.js: should add beforeFind trigger using get API
+    @Test func aGetRunsBeforeFindAsAGet() async throws {
+        let server = try makeServer(["--rest-api-key", "rest"])
+        let hook = try ScriptedWebhook { _ in .success(true) }
+        try await trigger(server, "MyObject", "beforeFind", hook)
+        let rest = ["X-Parse-REST-API-Key": "rest"]
+        let created = try await server.request("POST", "/classes/MyObject", json: ["secretField": "SSID"], headers: rest)
+        let id = try #require(created.json["objectId"]?.stringValue, "\(created.text)")
+        let got = try await server.request("GET", "/classes/MyObject/\(id)", headers: rest)
+        #expect(got.json["secretField"] == "SSID", "\(got.text)")
+        #expect(hook.requests.count == 1 && hook.requests.first?["isGet"] == true)
+        #expect(hook.requests.first?["query"] == ["where": ["objectId": .string(id)]], "\(hook.requests.first?.jsonText ?? "")")
+    }
+
+    // spec: CloudCode.spec.js: sets correct beforeFind trigger isGet parameter for Parse.Object.fetch request
+    // spec: CloudCode.spec.js: sets correct beforeFind trigger isGet parameter for Parse.Query.get request
+    // spec: CloudCode.spec.js: sets correct beforeFind trigger isGet parameter for Parse.Query.find request
+    /// What the JS SDK sends for each: `fetch` is a get by id, `Parse.Query.get` a query on the objectId with limit 1.
+    @Test func beforeFindIsToldWhetherItIsAGet() async throws {
+        let server = try makeServer()
+        let hook = try ScriptedWebhook { _ in .success(true) }
+        try await trigger(server, "MyObject", "beforeFind", hook)
+        let id = try await server.create("MyObject", [:])
+        #expect(try await server.request("GET", "/classes/MyObject/\(id)").json["objectId"] == .string(id))
+        #expect(hook.requests.count == 1 && hook.requests.last?["isGet"] == true)
+        let queryGet = try await server.results("MyObject", ["where": ["objectId": .string(id)], "limit": 1])
+        #expect(queryGet.first?["objectId"] == .string(id) && hook.requests.count == 2 && hook.requests.last?["isGet"] == false)
+        let found = try await server.results("MyObject", [:])
+        #expect(found.first?["objectId"] == .string(id) && hook.requests.count == 3 && hook.requests.last?["isGet"] == false)
+    }
+
+    // spec: CloudCode.spec.js: should have request headers
+    // spec: CloudCode.spec.js: should have request ip
+    @Test func beforeFindIsShownTheHeadersAndTheAddress() async throws {
+        let server = try makeServer()
+        let hook = try ScriptedWebhook { _ in .success(true) }
+        try await trigger(server, "MyObject", "beforeFind", hook)
+        let id = try await server.create("MyObject", [:])
+        _ = try await server.request("GET", "/classes/MyObject/\(id)")
+        _ = try await server.results("MyObject", ["where": ["objectId": .string(id)], "limit": 1])
+        _ = try await server.results("MyObject", ["where": ["objectId": .string(id)]])
+        #expect(hook.requests.count == 3)
+        for shown in hook.requests {
+            #expect(shown["headers"]?["x-parse-application-id"] == "test-app" && shown["ip"] == "127.0.0.1", "\(shown.jsonText)")
+        }
+    }
+
+    // spec: CloudCode.spec.js: should set count to true on beforeFind hooks if query is count
+    // spec: CloudCode.spec.js: should set count to false on beforeFind hooks if query is not count
+    @Test func beforeFindIsToldWhetherTheQueryCounts() async throws {
+        let server = try makeServer()
+        let hook = try ScriptedWebhook { _ in .success(true) }
+        try await trigger(server, "Stuff", "beforeFind", hook)
+        let counted = try await server.find("Stuff", ["where": [:], "limit": 0, "count": 1])
+        #expect(counted.json == ["results": [], "count": 0], "\(counted.text)")
+        #expect(hook.requests.last?["count"] == true && hook.requests.last?["query"] == ["where": [:], "limit": 0, "count": 1])
+        #expect(try await server.results("Stuff", [:]).isEmpty)
+        #expect(hook.requests.count == 2 && hook.requests.last?["count"] == false)
+    }
+
+    /// A refusing `beforeFind` refuses gets and counts too, with the master key as well (Parse runs it for every
+    /// caller); reads of other classes and writes of its own are untouched.
+    @Test func aRefusingBeforeFindGuardsOnlyReadsOfItsClass() async throws {
+        let server = try makeServer()
+        let hook = try ScriptedWebhook { _ in .error(["code": 101, "message": "hidden"]) }
+        try await trigger(server, "Vault", "beforeFind", hook)
+        let id = try await server.create("Vault", ["gold": 1])
+        expectParseError(try await server.request("GET", "/classes/Vault/\(id)"), 141, "hidden")
+        expectParseError(try await server.request("GET", "/classes/Vault/\(id)", master: true), 141, "hidden")
+        expectParseError(try await server.find("Vault", ["count": 1, "limit": 0]), 141, "hidden")
+        #expect(try await put(server, "Vault", id, ["gold": 2]).status == 200)
+        _ = try await server.create("Open", ["gold": 3])
+        #expect(try await server.results("Open", [:]).count == 1)
+        #expect(hook.requests.count == 3 && hook.requests[1]["master"] == true)
     }
 
     // MARK: - Cloud jobs

@@ -42,16 +42,6 @@ import Testing
         return indexes
     }
 
-    /// Whether the server's log holds `text` within `seconds` (log lines are written in batches, a moment later).
-    static func logShows(_ server: TestServer, _ text: String, seconds: Double = 5) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !server.log().contains(text) {
-            guard Date() < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return true
-    }
-
     static func plan(_ server: TestServer, _ parameters: [String: JSON], className: String = "Task") async throws -> String {
         let response = try await server.find(className, parameters.merging(["explain": "true"]) { a, _ in a }, master: true)
         return (response.json["results"]?.arrayValue ?? []).compactMap { $0["detail"]?.stringValue }.joined(separator: "; ")
@@ -80,7 +70,7 @@ import Testing
         let plan = try await Self.plan(server, Self.rangeQuery)
         #expect(plan.contains("_a_n") && !plan.contains("SCAN"), "\(plan)")
         #expect(try await server.queryResults("Task", Self.rangeQuery) == before)
-        #expect(try await Self.logShows(server, "automatic index on Task.n built"))
+        #expect(try await server.logShows("automatic index on Task.n built"))
     }
 
     @Test func resultsAreTheSameWithAndWithoutAutomaticIndexes() async throws {
@@ -147,7 +137,7 @@ import Testing
         for _ in 0..<6 { _ = try await server.queryResults("Task", Self.rangeQuery) }
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await Self.automaticIndexes(server).isEmpty)
-        #expect(try await Self.logShows(server, "no automatic index on Task.n: 40 objects, more than 30"))
+        #expect(try await server.logShows("no automatic index on Task.n: 40 objects, more than 30"))
         #expect(server.log().components(separatedBy: "no automatic index on Task.n").count == 2, "looked at once, not every 3 queries")
     }
 
@@ -164,7 +154,7 @@ import Testing
         }
         let remaining = try await Self.waitForIndexes(server) { $0["_auto_tag_1"] == nil }
         #expect(remaining == ["_auto_n_1": ["n": 1]])
-        #expect(try await Self.logShows(server, "automatic index on Task.tag dropped: unused for 2 s"))
+        #expect(try await server.logShows("automatic index on Task.tag dropped: unused for 2 s"))
         #expect(try await Self.plan(server, ["where": ["tag": "t2"]]).contains("SCAN"))
         // Unused in turn, `n`'s goes too.
         #expect(try await Self.waitForIndexes(server) { $0.isEmpty }.isEmpty)

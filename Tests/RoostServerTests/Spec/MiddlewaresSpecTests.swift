@@ -59,7 +59,7 @@ import Testing
         let outside = try TestServer(arguments: ["--master-key-ips", "10.0.0.1"])
         let refused = try await outside.request("GET", "/schemas", master: true)
         #expect(refused.status == 403 && refused.json == ["error": "unauthorized"], "\(refused.text)")
-        #expect(outside.log().contains(
+        #expect(try await outside.logShows(
             "Request using master key rejected as the request IP address '127.0.0.1' is not set in --master-key-ips."))
         #expect(!outside.log().contains(TestServer.masterKey))
         for listed in ["127.0.0.1", "0.0.0.0/0"] {

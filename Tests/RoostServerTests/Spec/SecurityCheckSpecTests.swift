@@ -56,7 +56,7 @@ import Testing
     // spec: SecurityCheck.spec.js: logs report
     @Test func theReportIsLoggedAtStartOnlyWhenAsked() async throws {
         let logged = try TestServer(arguments: Self.weakKey + ["--security-check", "--security-check-log"])
-        #expect(try await AutoIndexTests.logShows(logged, "check(s) skipped"))  // Log lines are written a moment later.
+        #expect(try await logged.logShows("check(s) skipped"))  // Log lines are written a moment later.
         let log = logged.log()
         #expect(log.contains("Parse Server Security Check") && log.contains("Warning: 3 weak security setting(s) found!"), "\(log)")
         for title in ["Secure master key", "Security log disabled", "Client class creation disabled"] {
@@ -66,7 +66,7 @@ import Testing
                           ["--security-check-log"], []] {
             let quiet = try TestServer(arguments: arguments)
             _ = try await quiet.request("GET", "/health")
-            #expect(try await AutoIndexTests.logShows(quiet, "GET /parse/health"))  // Logged after anything from the start.
+            #expect(try await quiet.logShows("GET /parse/health"))  // Logged after anything from the start.
             #expect(!quiet.log().contains("Security Check"), "\(arguments)")
         }
     }

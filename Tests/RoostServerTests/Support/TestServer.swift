@@ -91,6 +91,17 @@ final class TestServer: @unchecked Sendable {
     /// Everything the server wrote to standard error so far.
     func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
+    /// Whether the log holds `text` within `seconds`: lines below `error` are written in batches, a moment later (longer
+    /// under the whole suite's load).
+    func logShows(_ text: String, seconds: Double = 30) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !log().contains(text) {
+            guard Date() < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return true
+    }
+
     /// The `roost` executable built next to the test bundle.
     static func binary() throws -> URL {
         var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("roost")]
